@@ -1,0 +1,202 @@
+"""The small numerical experiments the lessons show, each seeded so that a rerun gives the same digits.
+
+DEMO_SEED is the documented default seed of every random demo; each demo takes `seed` for a fresh draw.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import check_bytes
+from .ops import attention, entropy, silu, softmax, split_heads
+from .positions import apply_rope, sinusoidal_positions
+
+DEMO_SEED = 0
+SWEEP_DIMS = (8, 64, 512, 4096)
+_CHUNK_BYTES = 16 * 2**20  # the d sweep draws in chunks this size, so 1,000 draws at d=4096 stay small
+
+
+@dataclass(frozen=True)
+class WeightStats:
+    """What the lessons read off an attention weight matrix."""
+
+    max_weight: float    # the largest single weight
+    mean_entropy: float  # entropy of each row in nats, averaged over rows
+
+    @classmethod
+    def of(cls, weights):  # [n_q, n_k]
+        return cls(float(np.max(weights)), float(np.mean(entropy(weights))))
+
+
+# --- scaled vs unscaled -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AttentionDemo:
+    scores: np.ndarray           # [n_seq, n_seq] q·k, before any scaling
+    weights_raw: np.ndarray      # [n_seq, n_seq] softmax(q·k)
+    weights_scaled: np.ndarray   # [n_seq, n_seq] softmax(q·k / √d)
+    raw: WeightStats
+    scaled: WeightStats
+
+
+def attention_demo(d=8, seed=DEMO_SEED, causal=False, n_seq=3, d_model=8):
+    """Three tokens projected to q, k, v of width d; the weights with and without ÷√d."""
+    check_bytes(3 * d_model * d * 8 + 3 * n_seq * d * 8, f"the attention demo at d={d}")
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n_seq, d_model))
+    w_q, w_k, w_v = rng.standard_normal((3, d_model, d)) / np.sqrt(d_model)  # q, k entries: unit variance at any d
+    q, k, v = x @ w_q, x @ w_k, x @ w_v  # [n_seq, d] each
+    _, raw = attention(q, k, v, scale=False, causal=causal)
+    _, scaled = attention(q, k, v, scale=True, causal=causal)
+    return AttentionDemo(q @ k.T, raw, scaled, WeightStats.of(raw), WeightStats.of(scaled))
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    d: int
+    raw: WeightStats     # each field averaged over the draws
+    scaled: WeightStats
+
+
+def d_sweep(dims=SWEEP_DIMS, draws=1000, seed=DEMO_SEED, n_seq=3):
+    """Max weight and entropy with and without ÷√d, averaged over `draws` draws of unit-variance q and k.
+
+    One draw cannot carry the claim, since a single matrix can come out sharp or flat by chance;
+    the averages show the unscaled weights collapse toward one-hot as d grows and the scaled ones hold.
+    """
+    rows = []
+    for d in dims:
+        rng = np.random.default_rng([seed, d])
+        per_chunk = max(1, _CHUNK_BYTES // (2 * n_seq * d * 8))
+        sums = np.zeros(4)  # raw max, raw entropy, scaled max, scaled entropy
+        for start in range(0, draws, per_chunk):
+            c = min(per_chunk, draws - start)
+            q, k = rng.standard_normal((2, c, n_seq, d))  # [c, n_seq, d] each
+            scores = q @ k.transpose(0, 2, 1)  # [c, n_seq, n_seq]
+            for i, s in enumerate((scores, scores / np.sqrt(d))):
+                w = softmax(s)
+                sums[2 * i] += np.max(w, axis=(1, 2)).sum()
+                sums[2 * i + 1] += entropy(w).mean(axis=1).sum()
+        m = sums / draws
+        rows.append(SweepRow(d, WeightStats(m[0], m[1]), WeightStats(m[2], m[3])))
+    return rows
+
+
+# --- multi-head -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HeadStats:
+    stats: WeightStats
+    sharpest: tuple[int, int]  # (i, j): token i puts its largest weight on token j
+
+
+@dataclass(frozen=True)
+class MultiHeadDemo:
+    weights: np.ndarray      # [n_head, n_seq, n_seq]
+    heads: list[HeadStats]
+    entropy_spread: float    # max / min of the heads' mean entropies
+    layer_params: int        # W_q, W_k, W_v, W_o: 4·d_model², whatever n_head is
+
+
+def multi_head_demo(heads=4, seed=DEMO_SEED, n_seq=4, d_model=32):
+    """One set of q, k cut into `heads` heads: how sharp each head's attention comes out."""
+    check_bytes(4 * d_model * d_model * 8 + heads * n_seq * n_seq * 8, "the multi-head demo")
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n_seq, d_model))
+    w_q, w_k, w_v, w_o = rng.standard_normal((4, d_model, d_model)) / np.sqrt(d_model)
+    q, k = split_heads(x @ w_q, heads), split_heads(x @ w_k, heads)  # [n_head, n_seq, head_dim]
+    v = split_heads(x @ w_v, heads)
+    weights = np.stack([attention(q[h], k[h], v[h])[1] for h in range(heads)])  # [n_head, n_seq, n_seq]
+    per_head = []
+    for w in weights:
+        i = int(np.argmax(np.max(w, axis=1)))
+        per_head.append(HeadStats(WeightStats.of(w), (i, int(np.argmax(w[i])))))
+    ents = [h.stats.mean_entropy for h in per_head]
+    return MultiHeadDemo(weights, per_head, max(ents) / min(ents), w_q.size + w_k.size + w_v.size + w_o.size)
+
+
+# --- positions --------------------------------------------------------------------------
+
+PERM_TOKENS = ("Alice", "owes", "Bob")
+PERM_ORDER = (2, 1, 0)  # "Bob owes Alice": the same words, subject and object swapped
+
+
+@dataclass(frozen=True)
+class PermutationDemo:
+    tokens: tuple[str, ...]
+    shuffled: tuple[str, ...]
+    weights: np.ndarray           # [n_seq, n_seq] A for the original order
+    weights_shuffled: np.ndarray  # [n_seq, n_seq] A' for the shuffled order
+    permuted: np.ndarray          # [n_seq, n_seq] P·A·Pᵀ, the original weights with rows and columns moved
+    max_diff: float               # max |A' − P·A·Pᵀ|: 0 means the model cannot tell the orders apart
+
+
+def permutation_demo(seed=DEMO_SEED, d=8, positions=False):
+    """Attention over "Alice owes Bob" and "Bob owes Alice", with or without sinusoidal positions added."""
+    check_bytes(5 * d * d * 8, f"the permutation demo at d={d}")
+    rng = np.random.default_rng(seed)
+    embed = rng.standard_normal((len(PERM_TOKENS), d))  # one vector per word
+    w_q, w_k = rng.standard_normal((2, d, d)) / np.sqrt(d)
+    order = np.array(PERM_ORDER)
+    x, x_shuffled = embed, embed[order]  # [n_seq, d]
+    if positions:  # a position belongs to the slot, not to the word
+        pe = sinusoidal_positions(len(order), d)
+        x, x_shuffled = x + pe, x_shuffled + pe
+    a = attention(x @ w_q, x @ w_k, x)[1]
+    a_shuffled = attention(x_shuffled @ w_q, x_shuffled @ w_k, x_shuffled)[1]
+    p = np.eye(len(order))[order]  # P[i, order[i]] = 1
+    permuted = p @ a @ p.T
+    shuffled = tuple(PERM_TOKENS[i] for i in order)
+    return PermutationDemo(PERM_TOKENS, shuffled, a, a_shuffled, permuted, float(np.max(np.abs(a_shuffled - permuted))))
+
+
+ROPE_PAIRS = ((1, 3), (5, 7), (10, 12))
+
+
+@dataclass(frozen=True)
+class RopeRow:
+    m: int
+    n: int
+    rope_score: float      # rope(q, m) · rope(k, n)
+    additive_score: float  # (q + pe[m]) · (k + pe[n])
+
+
+def rope_demo(d=8, base=10000.0, seed=DEMO_SEED, pairs=ROPE_PAIRS):
+    """One q and one k placed at several (m, n) with the same gap: RoPE gives one score, adding positions does not."""
+    n_pos = max(max(p) for p in pairs) + 1
+    check_bytes(n_pos * d * 8 * 4, f"the RoPE demo at d={d}")
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((2, d))
+    pe = sinusoidal_positions(n_pos, d, base)
+    rows = []
+    for m, n in pairs:
+        rq, rk = apply_rope(q[None], [m], base)[0], apply_rope(k[None], [n], base)[0]
+        rows.append(RopeRow(m, n, float(rq @ rk), float((q + pe[m]) @ (k + pe[n]))))
+    return rows
+
+
+# --- "The cat sat on" -------------------------------------------------------------------
+
+CAT_TOKENS = ("The", "cat", "sat", "on")
+CAT_SCORES = (1.2, 4.1, 3.0, 0.4)          # the reference's q·k scores of "sat" against each token
+CAT_ILLUSTRATION = (0.05, 0.60, 0.31, 0.04)  # the weights the reference prints: illustrative, not a softmax
+CAT_QUERY = 2                              # "sat"
+
+
+def cat_demo(causal=False):  # -> [n_seq] weights of "sat"
+    """Softmax of "sat"'s scores; with the causal mask "sat" cannot see the later "on"."""
+    scores = np.array(CAT_SCORES)
+    if causal:
+        scores = scores + np.where(np.arange(len(scores)) > CAT_QUERY, -np.inf, 0.0)
+    return softmax(scores)
+
+
+# --- SwiGLU -----------------------------------------------------------------------------
+
+def swiglu_demo(seed=DEMO_SEED, d=8, d_ff=8):  # -> [d_ff, 4]
+    """One token's hidden units: x·W_gate, silu of it, x·W_up, and the gated product that W_down reads."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(d)
+    w_gate, w_up = rng.standard_normal((2, d, d_ff)) / np.sqrt(d)
+    gate, up = x @ w_gate, x @ w_up
+    return np.stack([gate, silu(gate), up, silu(gate) * up], axis=1)

@@ -1,0 +1,33 @@
+"""Errors the engine raises for input it refuses, each worded in both languages."""
+
+MAX_BYTES = 64 * 2**20  # no demo allocates more than this: a tour is no place to swap
+
+
+class EngineError(ValueError):
+    """A refused input; `text(lang)` says what is wrong and what is allowed."""
+
+    def __init__(self, en: str, zh: str):
+        super().__init__(en)
+        self.en, self.zh = en, zh
+
+    def text(self, lang: str) -> str:
+        """The message in `lang` ("zh" or "en")."""
+        return self.zh if lang == "zh" else self.en
+
+
+class ParamError(EngineError):
+    """A parameter outside what a view or config allows."""
+
+
+class SizeError(EngineError):
+    """A size whose arrays would pass MAX_BYTES."""
+
+
+def check_bytes(n_bytes: int, what: str) -> None:
+    """Refuse a demo whose arrays would pass MAX_BYTES."""
+    if n_bytes > MAX_BYTES:
+        mib, limit = n_bytes / 2**20, MAX_BYTES // 2**20
+        raise SizeError(
+            f"{what} would allocate {mib:,.0f} MiB; the limit is {limit} MiB, choose smaller sizes",
+            f"{what} 需要分配 {mib:,.0f} MiB，上限是 {limit} MiB，请把尺寸调小",
+        )

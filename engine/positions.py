@@ -1,0 +1,32 @@
+"""Positions: the sinusoidal table added to x, and rotary embeddings that turn q and k."""
+
+import numpy as np
+
+
+def frequencies(d, base=10000.0):  # -> [d // 2]
+    """θ_i = base^(-2i/d) for each dim pair (2i, 2i+1), in radians per position."""
+    return base ** (-np.arange(0, d, 2) / d)
+
+
+def wavelengths(d, base=10000.0):  # -> [d // 2]
+    """Positions it takes dim pair i to turn a full circle: 2π·base^(2i/d)."""
+    return 2 * np.pi / frequencies(d, base)
+
+
+def sinusoidal_positions(n_seq, d, base=10000.0):  # -> [n_seq, d]
+    """Even dim 2i holds sin(pos·θ_i), odd dim 2i+1 holds cos(pos·θ_i)."""
+    angles = np.arange(n_seq)[:, None] * frequencies(d, base)[None, :]  # [n_seq, d // 2]
+    pe = np.empty((n_seq, d))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
+    return pe
+
+
+def apply_rope(x, positions, base=10000.0):  # [n_seq, d], [n_seq] -> [n_seq, d]
+    """Rotate each pair (2i, 2i+1) of every row by the angle pos·θ_i."""
+    angles = np.asarray(positions, dtype=float)[:, None] * frequencies(x.shape[-1], base)[None, :]
+    cos, sin = np.cos(angles), np.sin(angles)  # [n_seq, d // 2]
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty(np.shape(x))
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out

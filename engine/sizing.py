@@ -1,0 +1,199 @@
+"""Sizing a Llama-style model: its exact parameter count, its weights and its KV cache.
+
+Every count is a Python int, so nothing overflows however large the model.
+"""
+
+from dataclasses import dataclass, field, fields, replace
+
+from .errors import ParamError
+
+BYTES_PER_PARAM = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1, "int4": 0.5}
+MAX_DIM = 2**20  # no field of a config may pass this: far above any published model
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The numbers on a model card; head_dim defaults to d_model // n_head."""
+
+    d_model: int = 4096         # width of the residual stream (hidden_size)
+    n_layer: int = 32           # transformer blocks
+    n_head: int = 32            # query heads
+    n_kv_head: int = 32         # key/value heads: n_head for MHA, fewer for GQA, 1 for MQA
+    head_dim: int | None = None  # width of one head; None means d_model // n_head
+    d_ff: int = 11008           # SwiGLU hidden width (intermediate_size)
+    n_vocab: int = 32000        # vocabulary size
+    tied_embeddings: bool = False  # True when the output head reuses the embedding matrix
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("name", "tied_embeddings") or (f.name == "head_dim" and value is None):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ParamError(f"{f.name} must be a whole number, got {value!r}",
+                                 f"{f.name} 必须是整数，收到 {value!r}")
+            if not 1 <= value <= MAX_DIM:
+                raise ParamError(f"{f.name} must be between 1 and {MAX_DIM:,}, got {value:,}",
+                                 f"{f.name} 必须在 1 到 {MAX_DIM:,} 之间，收到 {value:,}")
+        if self.head_dim is None and self.d_model % self.n_head:
+            raise ParamError(
+                f"heads={self.n_head} does not divide d_model={self.d_model}; "
+                "choose a divisor or give head_dim",
+                f"heads={self.n_head} 不能整除 d_model={self.d_model}；请选一个因数，或给出 head_dim",
+            )
+        if self.n_head % self.n_kv_head:
+            raise ParamError(
+                f"kv_heads={self.n_kv_head} must divide heads={self.n_head}",
+                f"kv_heads={self.n_kv_head} 必须能整除 heads={self.n_head}",
+            )
+
+    @property
+    def d_head(self) -> int:
+        """The width of one head."""
+        return self.head_dim if self.head_dim is not None else self.d_model // self.n_head
+
+    def with_(self, **changes) -> "ModelConfig":
+        """A copy with some fields changed, checked again."""
+        return replace(self, **changes)
+
+
+# Presets. Each comment gives the published total the preset reproduces, and where it is published;
+# tests/test_sizing.py checks every one. Hugging Face's Llama 2 figures run 64 per layer higher:
+# those checkpoints also store RoPE's inv_freq buffers, which are not weights.
+PRESETS = {
+    # Llama 2 (Touvron et al. 2023; keras-hub llama2 presets, llama.cpp n_params)
+    "llama2-7b": ModelConfig(4096, 32, 32, 32, None, 11008, 32000, name="Llama 2 7B"),        # 6,738,415,616
+    "llama2-13b": ModelConfig(5120, 40, 40, 40, None, 13824, 32000, name="Llama 2 13B"),      # 13,015,864,320
+    "llama2-70b": ModelConfig(8192, 80, 64, 8, None, 28672, 32000, name="Llama 2 70B"),       # 68,976,648,192
+    # Llama 3 / 3.1 (Meta model cards; keras-hub llama3 presets; HF safetensors counts)
+    "llama3-8b": ModelConfig(4096, 32, 32, 8, None, 14336, 128256, name="Llama 3 8B"),        # 8,030,261,248
+    "llama3-70b": ModelConfig(8192, 80, 64, 8, None, 28672, 128256, name="Llama 3.1 70B"),    # 70,553,706,496
+    # Llama 3.2: tied embeddings
+    "llama3.2-1b": ModelConfig(2048, 16, 32, 8, 64, 8192, 128256, True, name="Llama 3.2 1B"),  # 1,235,814,400
+    "llama3.2-3b": ModelConfig(3072, 28, 24, 8, 128, 8192, 128256, True, name="Llama 3.2 3B"),  # 3,212,749,824
+    # Mistral (keras-hub mistral presets; Mistral-Nemo-Base-2407 safetensors): NeMo's head_dim 128 is not 5120 / 32
+    "mistral-7b": ModelConfig(4096, 32, 32, 8, None, 14336, 32000, name="Mistral 7B v0.1"),    # 7,241,732,096
+    "mistral-nemo-12b": ModelConfig(5120, 40, 32, 8, 128, 14336, 131072, name="Mistral NeMo 12B"),  # 12,247,782,400
+    # Gemma 1 (keras-hub gemma presets): GeGLU has SwiGLU's three matrices; tied; 7B's head_dim 256 is not 3072 / 16
+    "gemma-2b": ModelConfig(2048, 18, 8, 1, 256, 16384, 256000, True, name="Gemma 2B"),       # 2,506,172,416
+    "gemma-7b": ModelConfig(3072, 28, 16, 16, 256, 24576, 256000, True, name="Gemma 7B"),     # 8,537,680,896
+    # TinyLlama (llama.cpp n_params; its safetensors metadata)
+    "tinyllama-1.1b": ModelConfig(2048, 22, 32, 4, None, 5632, 32000, name="TinyLlama 1.1B"),  # 1,100,048,384
+}
+PUBLISHED = {  # the same totals as data, for the tests and for the screens that compare against them
+    "llama2-7b": 6_738_415_616,
+    "llama2-13b": 13_015_864_320,
+    "llama2-70b": 68_976_648_192,
+    "llama3-8b": 8_030_261_248,
+    "llama3-70b": 70_553_706_496,
+    "llama3.2-1b": 1_235_814_400,
+    "llama3.2-3b": 3_212_749_824,
+    "mistral-7b": 7_241_732_096,
+    "mistral-nemo-12b": 12_247_782_400,
+    "gemma-2b": 2_506_172_416,
+    "gemma-7b": 8_537_680_896,
+    "tinyllama-1.1b": 1_100_048_384,
+}
+
+
+def preset(name: str) -> ModelConfig:
+    """The preset called `name`, or a ParamError listing the names there are."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        names = ", ".join(PRESETS)
+        raise ParamError(f"unknown preset {name!r}; choose one of: {names}",
+                         f"没有名为 {name!r} 的预设；可选：{names}") from None
+
+
+def layer_params(cfg: ModelConfig) -> dict[str, int]:
+    """The parameters of one block, by matrix and norm."""
+    d, q_width, kv_width = cfg.d_model, cfg.n_head * cfg.d_head, cfg.n_kv_head * cfg.d_head
+    return {
+        "attention/q": d * q_width,
+        "attention/k": d * kv_width,
+        "attention/v": d * kv_width,
+        "attention/o": q_width * d,
+        "ffn/gate": d * cfg.d_ff,
+        "ffn/up": d * cfg.d_ff,
+        "ffn/down": cfg.d_ff * d,
+        "norm/attention": d,  # RMSNorm before attention: one weight per dim
+        "norm/ffn": d,        # RMSNorm before the FFN
+    }
+
+
+def param_count(cfg: ModelConfig) -> dict[str, int]:
+    """Every parameter of the model by component, summed over layers; the values add up to the total."""
+    items = {"embedding": cfg.n_vocab * cfg.d_model}
+    items.update({name: cfg.n_layer * n for name, n in layer_params(cfg).items()})
+    items["norm/final"] = cfg.d_model
+    items["output"] = 0 if cfg.tied_embeddings else cfg.n_vocab * cfg.d_model
+    return items
+
+
+def total_params(cfg: ModelConfig) -> int:
+    """The model's parameter count."""
+    return sum(param_count(cfg).values())
+
+
+def group_shares(cfg: ModelConfig) -> dict[str, float]:
+    """Fraction of the total in attention, FFN, embeddings + output, and norms."""
+    items, total = param_count(cfg), total_params(cfg)
+    groups = {"attention": 0, "ffn": 0, "embeddings": 0, "norms": 0}
+    for name, n in items.items():
+        group = name.split("/")[0]
+        groups[{"embedding": "embeddings", "output": "embeddings", "norm": "norms"}.get(group, group)] += n
+    return {g: n / total for g, n in groups.items()}
+
+
+def weight_bytes(cfg: ModelConfig, dtype: str = "fp16") -> int:
+    """Bytes to hold the weights in `dtype` (int4 packs two per byte)."""
+    return _bytes(total_params(cfg), dtype)
+
+
+def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "fp16") -> int:
+    """Cache bytes one token costs: K and V, in every layer, for every KV head."""
+    return _bytes(2 * cfg.n_layer * cfg.n_kv_head * cfg.d_head, dtype)
+
+
+def kv_cache_bytes(cfg: ModelConfig, n_ctx: int, batch: int = 1, dtype: str = "fp16") -> int:
+    """Cache bytes for `batch` sequences of `n_ctx` tokens."""
+    return batch * n_ctx * kv_bytes_per_token(cfg, dtype)
+
+
+def swiglu_widths(d_model: int, multiple_of: int, multiplier: float | None = None) -> tuple[int, int, int]:
+    """Llama's FFN width, step by step: int(2/3 · 4·d_model), times the optional multiplier, rounded up."""
+    two_thirds = int(2 * (4 * d_model) / 3)  # keeps gate + up + down near the parameters of a 4·d MLP
+    scaled = two_thirds if multiplier is None else int(multiplier * two_thirds)
+    return two_thirds, scaled, multiple_of * -(-scaled // multiple_of)
+
+
+def swiglu_hidden(d_model: int, multiple_of: int, multiplier: float | None = None) -> int:
+    """Llama's FFN width: 11008 for Llama 2 7B (256), 14336 for Llama 3 8B (1.3, 1024)."""
+    return swiglu_widths(d_model, multiple_of, multiplier)[2]
+
+
+def _bytes(n_values: int, dtype: str) -> int:
+    if dtype not in BYTES_PER_PARAM:
+        names = ", ".join(BYTES_PER_PARAM)
+        raise ParamError(f"unknown dtype {dtype!r}; choose one of: {names}",
+                         f"没有 {dtype!r} 这种数据类型；可选：{names}")
+    return -(-n_values * int(BYTES_PER_PARAM[dtype] * 2) // 2)
+
+
+def report(cfg: ModelConfig, n_ctx: int = 4096, published: int | None = None) -> dict:
+    """Everything the sizing screens show about one config, as plain numbers."""
+    return {
+        "config": {"d_model": cfg.d_model, "n_layer": cfg.n_layer, "n_head": cfg.n_head,
+                   "n_kv_head": cfg.n_kv_head, "head_dim": cfg.d_head, "d_ff": cfg.d_ff,
+                   "n_vocab": cfg.n_vocab, "tied_embeddings": cfg.tied_embeddings},
+        "items": param_count(cfg),
+        "per_layer": sum(layer_params(cfg).values()),
+        "total": total_params(cfg),
+        "published": published,
+        "shares": group_shares(cfg),
+        "weight_bytes": {dtype: weight_bytes(cfg, dtype) for dtype in ("fp32", "fp16", "int8", "int4")},
+        "kv_cache": {"dtype": "fp16", "per_token": kv_bytes_per_token(cfg), "context": n_ctx,
+                     "per_sequence": kv_cache_bytes(cfg, n_ctx)},
+    }

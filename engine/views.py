@@ -1,0 +1,619 @@
+"""Views: what each screen of the tour shows, computed by the engine and returned as plain tables.
+
+A view has an id, typed parameters with defaults and limits, and a compute function that returns a
+`Result`: tables of raw numbers plus the format each column is shown in. Labels carry both
+languages (`Tr`). Nothing here prints; `tui/` renders a Result for a terminal, a pipe or JSON.
+Table cells hold ASCII symbols and CJK text only, so no cell changes width with the terminal's
+handling of East Asian ambiguous-width characters.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import demos, llama, ops, positions, sizing
+from .errors import ParamError, check_bytes
+
+
+@dataclass(frozen=True)
+class Tr:
+    """One text in both languages."""
+
+    en: str
+    zh: str
+
+    def __call__(self, lang: str) -> str:
+        return self.zh if lang == "zh" else self.en
+
+
+# --- parameters -------------------------------------------------------------------------
+
+_TRUE, _FALSE = ("on", "true", "yes", "1"), ("off", "false", "no", "0")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One setting of a view: its type, default and the values it allows."""
+
+    name: str
+    kind: str  # "int", "float", "bool" or "choice"
+    default: Any
+    help: Tr
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+    even: bool = False
+    optional: bool = False  # None is allowed and means "take it from the preset"
+
+    def allowed(self) -> Tr:
+        """What values this parameter takes, in words."""
+        if self.kind == "bool":
+            return Tr("on or off", "on 或 off")
+        if self.kind == "choice":
+            names = ", ".join(self.choices)
+            return Tr(f"one of: {names}", f"以下之一：{names}")
+        what = Tr("an even whole number", "偶数") if self.even else (
+            Tr("a whole number", "整数") if self.kind == "int" else Tr("a number", "数"))
+        return Tr(f"{what.en} from {fmt_value(self.lo)} to {fmt_value(self.hi)}",
+                  f"{fmt_value(self.lo)} 到 {fmt_value(self.hi)} 之间的{what.zh}")
+
+    def parse(self, raw: Any) -> Any:
+        """Turn a command-line or lesson value into the typed value, or raise ParamError."""
+        if self.optional and raw in (None, "auto"):
+            return None
+        value = self._convert(raw)
+        if value is None or not self._fits(value):
+            allowed = self.allowed()
+            raise ParamError(f"{self.name} must be {allowed.en}, got {raw!r}",
+                             f"{self.name} 必须是{allowed.zh}，收到 {raw!r}")
+        return value
+
+    def _convert(self, raw):
+        if self.kind == "bool":
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            return True if text in _TRUE else False if text in _FALSE else None
+        if self.kind == "choice":
+            return raw if raw in self.choices else None
+        if isinstance(raw, bool):
+            return None
+        try:
+            number = float(raw) if self.kind == "float" else _as_int(raw)
+        except (TypeError, ValueError):
+            return None
+        return number if np.isfinite(number) else None
+
+    def _fits(self, value) -> bool:
+        if self.kind in ("bool", "choice"):
+            return True
+        return self.lo <= value <= self.hi and not (self.even and value % 2)
+
+
+def _as_int(raw) -> int:
+    if isinstance(raw, float):
+        if not raw.is_integer():
+            raise ValueError(raw)
+        return int(raw)
+    if isinstance(raw, int):
+        return raw
+    return int(str(raw).strip().replace(",", ""))
+
+
+def fmt_value(value) -> str:
+    """A setting as the screen shows it: on/off, 10000 rather than 10000.0."""
+    if value is None:
+        return "auto"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+# --- results ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: Tr
+    fmt: str = "text"  # "text", a format spec such as "+.3f" or ",", or one of: short, sig3, pct, bytes, mask
+
+
+@dataclass(frozen=True)
+class Table:
+    key: str
+    title: Tr
+    columns: tuple[Column, ...]
+    rows: tuple[tuple, ...]  # raw cells: str, Tr, int or float
+    heat: bool = False       # numeric cells are attention weights in [0, 1]
+    note: Tr | None = None
+
+
+@dataclass(frozen=True)
+class Fact:
+    key: str
+    label: Tr
+    value: Any
+    fmt: str = "text"
+
+
+@dataclass(frozen=True)
+class Result:
+    view: str
+    params: dict
+    tables: tuple[Table, ...]
+    facts: tuple[Fact, ...] = ()
+
+
+@dataclass(frozen=True)
+class View:
+    id: str
+    title: Tr
+    params: tuple[Param, ...]
+    compute: Callable[..., Result]
+    sources: tuple[Callable, ...] = field(default=())  # the engine functions behind the tables
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        names = ", ".join(p.name for p in self.params) or "none"
+        raise ParamError(f"view {self.id!r} has no parameter {name!r}; it takes: {names}",
+                         f"视图 {self.id!r} 没有参数 {name!r}；可用参数：{names}")
+
+    def resolve(self, settings: dict | None = None) -> dict:
+        """Defaults overlaid with `settings`, each value checked and typed."""
+        values = {p.name: p.default for p in self.params}
+        for name, raw in (settings or {}).items():
+            values[name] = self.param(name).parse(raw)
+        return values
+
+    def run(self, settings: dict | None = None) -> Result:
+        """Compute the view at these settings."""
+        values = self.resolve(settings)
+        return self.compute(**values)
+
+
+# --- helpers for building tables --------------------------------------------------------
+
+def _col(key, en, zh, fmt="text"):
+    return Column(key, Tr(en, zh), fmt)
+
+
+def _matrix_table(key, title, weights, labels, fmt=".3f", heat=True, row_title=None):
+    cols = (Column("token", row_title or Tr("query", "查询")),) + tuple(
+        Column(f"k{j}", lab if isinstance(lab, Tr) else Tr(lab, lab), fmt) for j, lab in enumerate(labels))
+    rows = tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, weights))
+    return Table(key, title, cols, rows, heat=heat)
+
+
+def _token_labels(n):
+    return tuple(Tr(f"tok {i}", f"词 {i}") for i in range(n))
+
+
+def _stats_table(raw: demos.WeightStats, scaled: demos.WeightStats):
+    return Table("stats", Tr("Without and with the division by sqrt(d)", "除不除以 sqrt(d) 的对比"),
+                 (_col("variant", "weights", "权重"), _col("max_weight", "max weight", "最大权重", ".3f"),
+                  _col("mean_entropy", "mean entropy (nats)", "平均熵（纳特）", ".3f")),
+                 ((Tr("q.k (unscaled)", "q.k（不除）"), raw.max_weight, raw.mean_entropy),
+                  (Tr("q.k / sqrt(d)", "q.k / sqrt(d)"), scaled.max_weight, scaled.mean_entropy)))
+
+
+def _pick(n, keep=8):
+    """Indices to show of n: all when few, else the first and last keep // 2."""
+    return list(range(n)) if n <= keep else list(range(keep // 2)) + list(range(n - keep // 2, n))
+
+
+# --- the views --------------------------------------------------------------------------
+
+def _mask(n):
+    m = ops.causal_mask(n)
+    labels = _token_labels(n)
+    return Result("mask", dict(n=n), (_matrix_table(
+        "mask", Tr("Causal mask added to the scores", "加到打分上的因果掩码"), m, labels, fmt="mask",
+        heat=False, row_title=Tr("query", "查询")),))
+
+
+def _positional(n, d, base):
+    check_bytes(n * d * 8 * 3, f"a {n} x {d} position table")
+    pe = positions.sinusoidal_positions(n, d, base)
+    dims = _pick(d)
+    cols = (_col("pos", "pos", "位置"),) + tuple(Column(f"d{j}", Tr(f"d{j}", f"d{j}"), "+.3f") for j in dims)
+    rows = tuple((i,) + tuple(float(pe[i, j]) for j in dims) for i in range(n))
+    note = None if d <= 8 else Tr(f"showing 8 of {d} dims: the first four and the last four",
+                                  f"只显示 {d} 维中的 8 维：前四维和后四维")
+    pairs = _pick(d // 2)
+    freq, wave = positions.frequencies(d, base), positions.wavelengths(d, base)
+    wave_rows = tuple((i, f"d{2 * i}, d{2 * i + 1}", float(freq[i]), float(wave[i])) for i in pairs)
+    return Result("positional", dict(n=n, d=d, base=base), (
+        Table("table", Tr("Sinusoidal positions: sin on even dims, cos on odd", "正弦位置编码：偶数维 sin，奇数维 cos"),
+              cols, rows, note=note),
+        Table("wavelengths", Tr("How fast each dim pair turns", "每对维度转得多快"),
+              (_col("pair", "pair i", "第 i 对"), _col("dims", "dims", "维度"),
+               _col("theta", "theta (rad/pos)", "theta（弧度/位）", ".4g"),
+               _col("wavelength", "wavelength (pos)", "波长（位置数）", "sig3")), wave_rows),
+    ))
+
+
+def _rope(d, base, seed):
+    rows = demos.rope_demo(d, base, seed)
+    return Result("rope", dict(d=d, base=base, seed=seed), (
+        Table("scores", Tr("One q and one k at three places, the same distance apart",
+                           "同一个 q 和 k 放在三处，间隔相同"),
+              (_col("m", "q at m", "q 在 m", "d"), _col("n", "k at n", "k 在 n", "d"), _col("gap", "m - n", "m - n", "+d"),
+               _col("rope", "score with RoPE", "RoPE 打分", "+.6f"),
+               _col("added", "score, positions added", "加法位置打分", "+.6f")),
+              tuple((r.m, r.n, r.m - r.n, r.rope_score, r.additive_score) for r in rows)),
+    ), (Fact("rope_spread", Tr("largest gap between RoPE scores", "RoPE 打分之间的最大差"),
+             max(r.rope_score for r in rows) - min(r.rope_score for r in rows), ".1e"),))
+
+
+_PERM_WORDS = {"Alice": Tr("Alice", "甲"), "owes": Tr("owes", "欠"), "Bob": Tr("Bob", "乙")}
+
+
+def _permutation(positions, seed, d):  # the name shadows the module, unused here
+    r = demos.permutation_demo(seed, d, positions)
+    a_words, b_words = [_PERM_WORDS[t] for t in r.tokens], [_PERM_WORDS[t] for t in r.shuffled]
+    title_a = Tr(" ".join(w.en for w in a_words), "".join(w.zh for w in a_words))
+    title_b = Tr(" ".join(w.en for w in b_words), "".join(w.zh for w in b_words))
+    return Result("permutation", dict(positions=positions, seed=seed, d=d), (
+        _matrix_table("original", Tr(f"A: weights for \"{title_a.en}\"", f"A：\"{title_a.zh}\" 的权重"),
+                      r.weights, a_words),
+        _matrix_table("shuffled", Tr(f"A': weights for \"{title_b.en}\"", f"A'：\"{title_b.zh}\" 的权重"),
+                      r.weights_shuffled, b_words),
+        _matrix_table("permuted", Tr("P A P^T: A with rows and columns moved", "P A P^T：把 A 的行列换位"),
+                      r.permuted, b_words),
+    ), (Fact("max_diff", Tr("max |A' - P A P^T|", "max |A' - P A P^T|"), r.max_diff, ".1e"),
+        Fact("same", Tr("the shuffle only moved the weights", "打乱只是挪动了权重"), bool(r.max_diff < 1e-9))))
+
+
+def _attention(d, seed, causal):
+    r = demos.attention_demo(d, seed, causal)
+    labels = _token_labels(3)
+    return Result("attention", dict(d=d, seed=seed, causal=causal), (
+        _matrix_table("scores", Tr("Scores q.k, before softmax", "打分 q.k（softmax 之前）"), r.scores, labels,
+                      fmt="+.2f", heat=False),
+        _matrix_table("raw", Tr("Weights, softmax(q.k)", "权重 softmax(q.k)"), r.weights_raw, labels),
+        _matrix_table("scaled", Tr("Weights, softmax(q.k / sqrt(d))", "权重 softmax(q.k / sqrt(d))"),
+                      r.weights_scaled, labels),
+        _stats_table(r.raw, r.scaled),
+    ))
+
+
+def _dsweep(draws, seed):
+    rows = demos.d_sweep(draws=draws, seed=seed)
+    return Result("dsweep", dict(draws=draws, seed=seed), (
+        Table("sweep", Tr(f"Averaged over {draws:,} random draws of q and k", f"对 q、k 随机抽取 {draws:,} 次取平均"),
+              (_col("d", "d", "d", ","), _col("raw_max", "max weight", "最大权重", ".3f"),
+               _col("raw_entropy", "entropy", "熵", ".3f"),
+               _col("scaled_max", "max, /sqrt(d)", "最大权重 /sqrt(d)", ".3f"),
+               _col("scaled_entropy", "entropy, /sqrt(d)", "熵 /sqrt(d)", ".3f")),
+              tuple((r.d, r.raw.max_weight, r.raw.mean_entropy, r.scaled.max_weight, r.scaled.mean_entropy)
+                    for r in rows),
+              note=Tr("entropy in nats; the most a row of 3 can have is ln 3 = 1.099",
+                      "熵的单位是纳特；3 个位置的一行最多 ln 3 = 1.099")),
+    ))
+
+
+def _heads(heads, seed, n):
+    d_model = 32
+    if d_model % heads:
+        divisors = ", ".join(str(h) for h in range(1, d_model + 1) if d_model % h == 0)
+        raise ParamError(f"heads={heads} does not divide d_model={d_model}; choose one of: {divisors}",
+                         f"heads={heads} 不能整除 d_model={d_model}；可选：{divisors}")
+    r = demos.multi_head_demo(heads, seed, n, d_model)
+    labels = _token_labels(n)
+    per_head = tuple(
+        (h, d_model // heads, s.stats.max_weight, s.stats.mean_entropy,
+         Tr(f"tok {s.sharpest[0]} -> tok {s.sharpest[1]}", f"词 {s.sharpest[0]} 盯词 {s.sharpest[1]}"))
+        for h, s in enumerate(r.heads))
+    tables = [Table("heads", Tr(f"{heads} heads of d_model={d_model}", f"d_model={d_model} 切成 {heads} 个头"),
+                    (_col("head", "head", "头"), _col("head_dim", "head_dim", "每头维度", "d"),
+                     _col("max_weight", "max weight", "最大权重", ".3f"),
+                     _col("mean_entropy", "mean entropy", "平均熵", ".3f"),
+                     _col("sharpest", "sharpest row", "最尖的一行")), per_head)]
+    tables += [_matrix_table(f"head{h}", Tr(f"Head {h}", f"第 {h} 头"), w, labels) for h, w in enumerate(r.weights)]
+    return Result("heads", dict(heads=heads, seed=seed, n=n), tuple(tables), (
+        Fact("spread", Tr("entropy spread, max / min", "熵的差距（最大 / 最小）"), r.entropy_spread, ".2f"),
+        Fact("layer_params", Tr("parameters of W_q, W_k, W_v, W_o", "W_q、W_k、W_v、W_o 的参数量"),
+             r.layer_params, ","),
+    ))
+
+
+def _cat(causal):
+    weights = demos.cat_demo(causal)
+    rows = tuple((tok, score, float(w), ill) for tok, score, w, ill in
+                 zip(demos.CAT_TOKENS, demos.CAT_SCORES, weights, demos.CAT_ILLUSTRATION))
+    return Result("cat", dict(causal=causal), (
+        Table("sat", Tr('Where "sat" looks in "The cat sat on"', '"The cat sat on" 里 "sat" 看向哪里'),
+              (_col("token", "token", "词元"), _col("score", "q.k score", "打分 q.k", "+.1f"),
+               _col("weight", "softmax", "softmax", ".3f"),
+               _col("illustration", "reference's illustration", "参考资料的示意值", ".2f")), rows),
+    ), (Fact("sum", Tr("the weights add up to", "权重之和"), float(weights.sum()), ".3f"),))
+
+
+def _residual(residual, seed, layers):
+    cfg = llama.TinyConfig(n_layer=layers)
+    runs = {on: llama.forward(llama.PROMPT, cfg, seed, residual=on) for on in (True, False)}
+
+    def norm(x):
+        return float(np.mean(np.linalg.norm(x, axis=-1)))
+
+    def cos(x, x0):
+        return float(np.mean(np.sum(x * x0, -1) / np.linalg.norm(x, axis=-1) / np.linalg.norm(x0, axis=-1)))
+
+    x0 = runs[True].xs[0]
+    stages = [Tr("embedding", "词嵌入")] + [Tr(f"layer {i}", f"第 {i} 层") for i in range(1, layers + 1)]
+    rows = tuple((stage, "[{}, {}]".format(*on.shape), norm(on), cos(on, x0), norm(off), cos(off, x0))
+                 for stage, on, off in zip(stages, runs[True].xs, runs[False].xs))
+    probs = runs[residual].probs
+    top = np.argsort(-probs, kind="stable")[:5]
+    return Result("residual", dict(residual=residual, seed=seed, layers=layers), (
+        Table("stream", Tr(f'x through {layers} layers for "{" ".join(llama.PROMPT[1:])}"',
+                           f'"{" ".join(llama.PROMPT[1:])}" 的 x 穿过 {layers} 层'),
+              (_col("stage", "after", "位置"), _col("shape", "shape", "形状"),
+               _col("norm_on", "|x| add", "|x| 相加", ".2f"), _col("cos_on", "cos to emb", "与嵌入 cos", "+.2f"),
+               _col("norm_off", "|x| replace", "|x| 替换", ".2f"), _col("cos_off", "cos to emb", "与嵌入 cos", "+.2f")),
+              rows, note=Tr("|x|: mean length of a token's vector; cos: how much of the embedding is still there",
+                            "|x|：每个词元向量的平均长度；cos：嵌入还剩多少")),
+        Table("next", Tr("Top 5 next tokens (random weights: no knowledge)", "下一个词元前 5 名（随机权重，没有知识）"),
+              (_col("rank", "rank", "名次"), _col("token", "token", "词元"), _col("p", "probability", "概率", ".3f")),
+              tuple((i + 1, llama.VOCAB[t], float(probs[t])) for i, t in enumerate(top))),
+    ))
+
+
+_PART_NAMES = {
+    "embedding": Tr("token embedding", "词嵌入"),
+    "attention/q": Tr("attention W_q", "注意力 W_q"), "attention/k": Tr("attention W_k", "注意力 W_k"),
+    "attention/v": Tr("attention W_v", "注意力 W_v"), "attention/o": Tr("attention W_o", "注意力 W_o"),
+    "ffn/gate": Tr("FFN gate", "前馈 gate"), "ffn/up": Tr("FFN up", "前馈 up"), "ffn/down": Tr("FFN down", "前馈 down"),
+    "norm/attention": Tr("RMSNorm before attention", "注意力前的 RMSNorm"),
+    "norm/ffn": Tr("RMSNorm before FFN", "前馈前的 RMSNorm"),
+    "norm/final": Tr("final RMSNorm", "最后的 RMSNorm"),
+    "output": Tr("output head", "输出投影"),
+}
+_GROUP_NAMES = {"attention": Tr("attention", "注意力"), "ffn": Tr("FFN", "前馈"),
+                "embeddings": Tr("embeddings + output", "词嵌入 + 输出"), "norms": Tr("norms", "归一化")}
+
+
+def formulas(cfg: sizing.ModelConfig) -> dict[str, str]:
+    """How each item of param_count is computed, in ASCII."""
+    d, L, v, f = cfg.d_model, cfg.n_layer, cfg.n_vocab, cfg.d_ff
+    qw, kvw = cfg.n_head * cfg.d_head, cfg.n_kv_head * cfg.d_head
+    out = "tied: 0" if cfg.tied_embeddings else f"{v} x {d}"
+    return {"embedding": f"{v} x {d}", "attention/q": f"{L} x {d} x {qw}", "attention/k": f"{L} x {d} x {kvw}",
+            "attention/v": f"{L} x {d} x {kvw}", "attention/o": f"{L} x {qw} x {d}",
+            "ffn/gate": f"{L} x {d} x {f}", "ffn/up": f"{L} x {d} x {f}", "ffn/down": f"{L} x {f} x {d}",
+            "norm/attention": f"{L} x {d}", "norm/ffn": f"{L} x {d}", "norm/final": f"{d}", "output": out}
+
+
+def config_from(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied) -> sizing.ModelConfig:
+    """A preset with any of its fields overridden; None keeps the preset's value."""
+    base = sizing.preset(preset)
+    changes = dict(n_layer=layers, d_model=hidden, n_head=heads, n_kv_head=kv_heads, head_dim=head_dim,
+                   d_ff=ffn, n_vocab=vocab, tied_embeddings=tied)
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if "head_dim" not in changes and ("d_model" in changes or "n_head" in changes):
+        changes["head_dim"] = None  # derive it again from the new width or head count
+    return base.with_(**changes)
+
+
+def _config_params(default_preset="llama2-7b"):
+    def field_param(name, en, zh, hi=sizing.MAX_DIM):
+        return Param(name, "int", None, Tr(en, zh), 1, hi, optional=True)
+    return (
+        Param("preset", "choice", default_preset, Tr("model to start from", "起点模型"), choices=tuple(sizing.PRESETS)),
+        field_param("layers", "number of layers", "层数"),
+        field_param("hidden", "d_model, the width of x", "隐藏维度 d_model"),
+        field_param("heads", "query heads", "查询头数"),
+        field_param("kv_heads", "key/value heads", "键值头数"),
+        field_param("head_dim", "width of one head", "每头维度"),
+        field_param("ffn", "FFN hidden width", "前馈中间维度"),
+        field_param("vocab", "vocabulary size", "词表大小"),
+        Param("tied", "bool", None, Tr("output head shares the embedding", "输出投影与词嵌入共享"), optional=True),
+        Param("context", "int", 4096, Tr("tokens in the context", "上下文词元数"), 1, 10**7),
+    )
+
+
+def _params(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied, context):
+    cfg = config_from(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied)
+    published = sizing.PUBLISHED.get(preset) if cfg == sizing.PRESETS[preset] else None
+    settings = dict(preset=preset, layers=cfg.n_layer, hidden=cfg.d_model, heads=cfg.n_head,
+                    kv_heads=cfg.n_kv_head, head_dim=cfg.d_head, ffn=cfg.d_ff, vocab=cfg.n_vocab,
+                    tied=cfg.tied_embeddings, context=context)
+    return params_result(cfg, context, published, settings)
+
+
+def _summary_table(cfg: sizing.ModelConfig, rep: dict) -> Table:
+    """The count laid out as the reference documents lay it out, norms last, so the gap shows."""
+    items, L = rep["items"], cfg.n_layer
+    group = {g: sum(n for k, n in items.items() if k.startswith(g + "/")) for g in ("attention", "ffn", "norm")}
+    attn, ffn = group["attention"] // L, group["ffn"] // L
+    matrices = L * (attn + ffn) + items["embedding"] + items["output"]
+    rows = (
+        (Tr("attention W_q, W_k, W_v, W_o", "注意力 W_q、W_k、W_v、W_o"), attn),
+        (Tr("FFN gate, up, down", "前馈 gate、up、down"), ffn),
+        (Tr("one layer, matrices", "一层（矩阵）"), attn + ffn),
+        (Tr(f"{L} layers", f"{L} 层"), L * (attn + ffn)),
+        (Tr("token embedding", "词嵌入"), items["embedding"]),
+        (Tr("output head" + (" (tied: shared)" if cfg.tied_embeddings else ""),
+            "输出投影" + ("（与词嵌入共享）" if cfg.tied_embeddings else "")), items["output"]),
+        (Tr("total without norms", "不含归一化的合计"), matrices),
+        (Tr(f"RMSNorm weights, 2 per layer", "RMSNorm 权重，每层 2 个"), group["norm"] - items["norm/final"]),
+        (Tr("final RMSNorm", "最后的 RMSNorm"), items["norm/final"]),
+        (Tr("total", "总计"), rep["total"]),
+    )
+    return Table("summary", Tr(f"{cfg.name or 'This model'}, counted", f"{cfg.name or '当前模型'} 逐项计数"),
+                 (_col("part", "part", "部件"), _col("count", "count", "参数量", ","),
+                  _col("short", "short", "简写", "short")), tuple((name, n, n) for name, n in rows))
+
+
+def _shares_table(cfg: sizing.ModelConfig, rep: dict) -> Table:
+    total = rep["total"]
+    return Table("shares", Tr(f"Where the parameters of {cfg.name or 'this model'} live",
+                              f"{cfg.name or '当前模型'} 的参数住在哪里"),
+                 (_col("group", "group", "部分"), _col("count", "count", "参数量", ","),
+                  _col("share", "share", "占比", "pct")),
+                 tuple((_GROUP_NAMES[g], round(s * total), s) for g, s in rep["shares"].items()))
+
+
+def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int | None = None,
+                  settings: dict | None = None) -> Result:
+    """The sizing tables of one config: the itemised count, the shares, weight memory and the KV cache."""
+    rep = sizing.report(cfg, context, published)
+    total, form = rep["total"], formulas(cfg)
+    rows = tuple((_PART_NAMES[k], form[k], n, n / total) for k, n in rep["items"].items())
+    rows += ((Tr("total", "总计"), "", total, 1.0),)
+    facts = [Fact("total", Tr("total parameters", "参数总量"), total, ","),
+             Fact("total_short", Tr("in short", "简写"), total, "short"),
+             Fact("per_layer", Tr("one layer with its two norms", "一层（含两个归一化）"), rep["per_layer"], ",")]
+    if published is not None:
+        facts.append(Fact("published", Tr(f"published count of {cfg.name}", f"{cfg.name} 公布的参数量"),
+                          published, ","))
+    kv = rep["kv_cache"]
+    return Result("params", settings or {}, (
+        _summary_table(cfg, rep),
+        Table("items", Tr("Every parameter, by part", "逐项参数量"),
+              (_col("part", "part", "部件"), _col("formula", "formula", "算式"), _col("count", "count", "参数量", ","),
+               _col("share", "share", "占比", "pct")), rows),
+        _shares_table(cfg, rep),
+        Table("memory", Tr("Memory for the weights alone", "仅权重所占内存"),
+              (_col("dtype", "dtype", "精度"), _col("bytes", "bytes", "字节", ","), _col("size", "size", "大小", "bytes")),
+              tuple((dtype, b, b) for dtype, b in rep["weight_bytes"].items())),
+        Table("kv", Tr("KV cache in fp16", "fp16 的 KV 缓存"),
+              (_col("what", "what", "项目"), _col("bytes", "bytes", "字节", ","), _col("size", "size", "大小", "bytes")),
+              ((Tr("per token", "每个词元"), kv["per_token"], kv["per_token"]),
+               (Tr(f"one sequence of {context:,} tokens", f"一条 {context:,} 词元的序列"),
+                kv["per_sequence"], kv["per_sequence"]))),
+    ), tuple(facts))
+
+
+def _kvcache(preset, context, kv_heads, batch, dtype):
+    cfg = config_from(preset, None, None, None, kv_heads, None, None, None, None)
+    variants = [(Tr(f"MHA, kv_heads={cfg.n_head}", f"MHA，kv_heads={cfg.n_head}"), cfg.with_(n_kv_head=cfg.n_head)),
+                (Tr(f"this model, kv_heads={cfg.n_kv_head}", f"当前，kv_heads={cfg.n_kv_head}"), cfg),
+                (Tr("MQA, kv_heads=1", "MQA，kv_heads=1"), cfg.with_(n_kv_head=1))]
+    weights = sizing.weight_bytes(cfg, dtype)
+    rows = tuple((name, sizing.kv_bytes_per_token(c, dtype), sizing.kv_cache_bytes(c, context, batch, dtype),
+                  weights + sizing.kv_cache_bytes(c, context, batch, dtype)) for name, c in variants)
+    sweep = tuple((n, sizing.kv_cache_bytes(cfg, n, batch, dtype)) for n in (1024, 4096, 8192, 32768, 131072))
+    return Result("kvcache", dict(preset=preset, context=context, kv_heads=cfg.n_kv_head, batch=batch, dtype=dtype), (
+        Table("cache", Tr(f"KV cache of {cfg.name} at {context:,} tokens, batch {batch}",
+                          f"{cfg.name} 在 {context:,} 个词元、批大小 {batch} 时的 KV 缓存"),
+              (_col("variant", "attention", "注意力"), _col("per_token", "per token", "每词元", "bytes"),
+               _col("cache", "cache", "缓存", "bytes"), _col("total", "weights + cache", "权重 + 缓存", "bytes")), rows),
+        Table("context", Tr("The cache grows with every token", "缓存随词元线性增长"),
+              (_col("context", "context", "上下文", ","), _col("cache", "cache", "缓存", "bytes")), sweep),
+    ), (Fact("formula", Tr("bytes per token", "每词元字节"),
+             f"2 x {cfg.n_layer} x {cfg.n_kv_head} x {cfg.d_head} x {sizing.BYTES_PER_PARAM[dtype]:g}"),
+        Fact("weights", Tr(f"weights in {dtype}", f"{dtype} 权重"), weights, "bytes")))
+
+
+_WIDTH_RULES = (("llama2-7b", None, 256), ("llama3-8b", 1.3, 1024), ("llama2-70b", 1.3, 4096))
+
+
+def _ffn(d_model, multiplier, multiple_of, seed):
+    mult = multiplier or None  # 0 means no multiplier, as in Llama 2 7B
+    rules = [(Tr("yours", "自选"), d_model, mult, multiple_of)]
+    rules += [(Tr(sizing.PRESETS[name].name, sizing.PRESETS[name].name), sizing.PRESETS[name].d_model, m, mo)
+              for name, m, mo in _WIDTH_RULES]
+    width_rows = tuple((label, dm, *sizing.swiglu_widths(dm, mo, m)[:2], mo, sizing.swiglu_hidden(dm, mo, m))
+                       for label, dm, m, mo in rules)
+    share_rows = []
+    for name in ("llama2-7b", "llama3-8b"):
+        shares = sizing.group_shares(sizing.PRESETS[name])
+        share_rows.append((sizing.PRESETS[name].name, shares["attention"], shares["ffn"], shares["embeddings"]))
+    unit = demos.swiglu_demo(seed)
+    return Result("ffn", dict(d_model=d_model, multiplier=multiplier, multiple_of=multiple_of, seed=seed), (
+        Table("gate", Tr("One token through SwiGLU: the gate decides what passes",
+                         "一个词元过 SwiGLU：门控决定放行多少"),
+              (_col("unit", "unit j", "单元 j"), _col("gate", "x.W_gate", "x.W_gate", "+.2f"),
+               _col("silu", "silu(gate)", "silu(gate)", "+.2f"), _col("up", "x.W_up", "x.W_up", "+.2f"),
+               _col("h", "product", "乘积", "+.2f")),
+              tuple((j, *map(float, row)) for j, row in enumerate(unit))),
+        Table("width", Tr("The FFN width rule: 2/3 of 4d, times a multiplier, rounded up",
+                          "前馈宽度规则：4d 的 2/3，乘以系数，再向上取整"),
+              (_col("model", "model", "模型"), _col("d", "d_model", "d_model", "d"),
+               _col("two_thirds", "2/3 x 4d", "2/3 x 4d", "d"), _col("scaled", "x multiplier", "x 系数", "d"),
+               _col("multiple_of", "multiple of", "取整到倍数", "d"), _col("d_ff", "d_ff", "d_ff", "d")), width_rows),
+        Table("shares", Tr("Share of all parameters", "占全部参数的比例"),
+              (_col("model", "model", "模型"), _col("attention", "attention", "注意力", "pct"),
+               _col("ffn", "FFN", "前馈", "pct"), _col("embeddings", "embeddings + output", "词嵌入 + 输出", "pct")),
+              tuple(share_rows)),
+    ))
+
+
+_DTYPES = tuple(sizing.BYTES_PER_PARAM)
+
+VIEWS: dict[str, View] = {v.id: v for v in (
+    View("mask", Tr("The causal mask", "因果掩码"),
+         (Param("n", "int", 4, Tr("tokens", "词元数"), 1, 16),), _mask, (ops.causal_mask,)),
+    View("positional", Tr("Sinusoidal positions", "正弦位置编码"),
+         (Param("n", "int", 4, Tr("positions", "位置数"), 1, 10**9),
+          Param("d", "int", 8, Tr("dims", "维度"), 2, 10**9, even=True),
+          Param("base", "float", 10000.0, Tr("base of the frequencies", "频率的底数"), 2, 1e9)),
+         _positional, (positions.sinusoidal_positions, positions.wavelengths)),
+    View("rope", Tr("Rotary positions (RoPE)", "旋转位置编码（RoPE）"),
+         (Param("d", "int", 8, Tr("dims", "维度"), 2, 10**9, even=True),
+          Param("base", "float", 10000.0, Tr("base of the frequencies", "频率的底数"), 2, 1e9),
+          Param("seed", "int", demos.DEMO_SEED, Tr("random draw of q and k", "q、k 的随机种子"), 0, 2**32 - 1)),
+         _rope, (positions.apply_rope, demos.rope_demo)),
+    View("permutation", Tr("Attention alone is a bag of words", "只有注意力，句子就是一袋词"),
+         (Param("positions", "bool", False, Tr("add sinusoidal positions", "加上正弦位置编码")),
+          Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
+          Param("d", "int", 8, Tr("dims", "维度"), 2, 10**9, even=True)),
+         _permutation, (demos.permutation_demo,)),
+    View("attention", Tr("Scaled dot-product attention", "缩放点积注意力"),
+         (Param("d", "int", 8, Tr("width of q and k", "q、k 的维度"), 1, 10**9),
+          Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
+          Param("causal", "bool", False, Tr("apply the causal mask", "加因果掩码"))),
+         _attention, (ops.attention, demos.attention_demo)),
+    View("dsweep", Tr("Why divide by sqrt(d): the average over many draws", "为什么除以 sqrt(d)：多次抽样的平均"),
+         (Param("draws", "int", 1000, Tr("random draws per d", "每个 d 抽样次数"), 1000, 10000),
+          Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1)),
+         _dsweep, (demos.d_sweep,)),
+    View("heads", Tr("Multi-head attention", "多头注意力"),
+         (Param("heads", "int", 4, Tr("heads (must divide 32)", "头数（须整除 32）"), 1, 32),
+          Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
+          Param("n", "int", 4, Tr("tokens", "词元数"), 2, 12)),
+         _heads, (ops.split_heads, demos.multi_head_demo)),
+    View("cat", Tr('"The cat sat on": the real softmax', '"The cat sat on"：真正的 softmax'),
+         (Param("causal", "bool", False, Tr("apply the causal mask", "加因果掩码")),), _cat, (ops.softmax, demos.cat_demo)),
+    View("residual", Tr("The residual stream", "残差流"),
+         (Param("residual", "bool", True, Tr("add each layer's output to x", "把每层的输出加回 x")),
+          Param("seed", "int", demos.DEMO_SEED, Tr("random weights", "随机权重的种子"), 0, 2**32 - 1),
+          Param("layers", "int", 4, Tr("layers", "层数"), 1, 32)),
+         _residual, (llama.forward, llama.self_attention)),
+    View("ffn", Tr("The SwiGLU feed-forward network", "SwiGLU 前馈网络"),
+         (Param("d_model", "int", 4096, Tr("d_model for the width rule", "宽度规则里的 d_model"), 1, sizing.MAX_DIM),
+          Param("multiplier", "float", 0.0, Tr("ffn_dim_multiplier, 0 for none", "ffn_dim_multiplier，0 表示不用"), 0, 8),
+          Param("multiple_of", "int", 256, Tr("round up to a multiple of", "向上取整到的倍数"), 1, 65536),
+          Param("seed", "int", demos.DEMO_SEED, Tr("random token and weights", "随机词元与权重"), 0, 2**32 - 1)),
+         _ffn, (ops.swiglu, sizing.swiglu_widths)),
+    View("params", Tr("Counting parameters", "数参数"), _config_params(), _params,
+         (sizing.param_count, sizing.layer_params)),
+    View("kvcache", Tr("The KV cache", "KV 缓存"),
+         (Param("preset", "choice", "llama2-7b", Tr("model", "模型"), choices=tuple(sizing.PRESETS)),
+          Param("context", "int", 4096, Tr("tokens in the context", "上下文词元数"), 1, 10**7),
+          Param("kv_heads", "int", None, Tr("key/value heads", "键值头数"), 1, 1024, optional=True),
+          Param("batch", "int", 1, Tr("sequences at once", "同时的序列数"), 1, 4096),
+          Param("dtype", "choice", "fp16", Tr("cache precision", "缓存精度"), choices=_DTYPES)),
+         _kvcache, (sizing.kv_bytes_per_token, sizing.kv_cache_bytes)),
+)}
+
+
+def get_view(view_id: str) -> View:
+    """The view with this id, or a ParamError listing the ids there are."""
+    try:
+        return VIEWS[view_id]
+    except KeyError:
+        ids = ", ".join(VIEWS)
+        raise ParamError(f"unknown view {view_id!r}; choose one of: {ids}",
+                         f"没有名为 {view_id!r} 的视图；可选：{ids}") from None
+
+
+def run_view(view_id: str, settings: dict | None = None) -> Result:
+    """Compute one view at these settings (raw strings or typed values)."""
+    return get_view(view_id).run(settings)

@@ -1,0 +1,25 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ["TEXTUAL_ANIMATIONS"] = "none"  # snapshots and pilots must not depend on timing
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _seeded():
+    """The engine draws from explicit seeds; the global generator is seeded too, so nothing drifts."""
+    np.random.seed(0)
+
+
+def run_cli(*args, env=None):
+    """Run `python -m tui ARGS` in a fresh process, from the repo root, with a neutral locale."""
+    environ = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANG")}
+    environ.update({"LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1", "COLUMNS": "80"})
+    environ.update(env or {})
+    return subprocess.run([sys.executable, "-m", "tui", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=environ, timeout=120)

@@ -1,0 +1,162 @@
+"""The command line, run as a learner runs it: a fresh process, output read back."""
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+
+import engine
+from conftest import run_cli
+
+
+def squeeze(text):
+    return [" ".join(line.split()) for line in text.splitlines()]
+
+
+def test_positional_base_100_row_one():
+    out = run_cli("print", "positional", "--set", "base=100")
+    assert out.returncode == 0, out.stderr
+    assert "1 +0.841 +0.540 +0.311 +0.950 +0.100 +0.995 +0.032 +1.000" in squeeze(out.stdout)
+    assert "n=4 d=8 base=100" in out.stdout
+
+
+def test_positional_default_is_the_figures_table():
+    lines = squeeze(run_cli("print", "positional").stdout)
+    for row in ("0 +0.000 +1.000 +0.000 +1.000 +0.000 +1.000 +0.000 +1.000",
+                "1 +0.841 +0.540 +0.100 +0.995 +0.010 +1.000 +0.001 +1.000",
+                "2 +0.909 -0.416 +0.199 +0.980 +0.020 +1.000 +0.002 +1.000",
+                "3 +0.141 -0.990 +0.296 +0.955 +0.030 +1.000 +0.003 +1.000"):
+        assert row in lines
+
+
+@pytest.mark.parametrize("preset, total", [("llama2-7b", 6738415616), ("llama3-8b", 8030261248)])
+def test_params_preset_json(preset, total):
+    out = run_cli("params", "--preset", preset, "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["total"] == total and isinstance(data["total"], int)
+    assert sum(data["items"].values()) == total
+
+
+@pytest.mark.parametrize("flags, total", [
+    # Llama 3.2 1B: GQA and tied embeddings
+    ("--layers 16 --hidden 2048 --heads 32 --kv-heads 8 --ffn 8192 --vocab 128256 --tied", 1_235_814_400),
+    # Mistral NeMo 12B: head_dim 128, not 5120 / 32
+    ("--layers 40 --hidden 5120 --heads 32 --kv-heads 8 --head-dim 128 --ffn 14336 --vocab 131072", 12_247_782_400),
+    # Gemma 7B: tied, head_dim 256, not 3072 / 16
+    ("--layers 28 --hidden 3072 --heads 16 --head-dim 256 --ffn 24576 --vocab 256000 --tied", 8_537_680_896),
+    # TinyLlama 1.1B: GQA with 4 KV heads
+    ("--layers 22 --hidden 2048 --heads 32 --kv-heads 4 --ffn 5632 --vocab 32000", 1_100_048_384),
+])
+def test_params_custom_flags_reproduce_published_totals(flags, total):
+    out = run_cli("params", *flags.split(), "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["total"] == total
+
+
+def test_params_table_shows_the_count_and_the_cache():
+    out = run_cli("params", "--preset", "llama2-7b")
+    assert "6,738,415,616" in out.stdout and "512 KiB" in out.stdout and "12.55 GiB" in out.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (["print", "nope"], "unknown view 'nope'"),
+    (["print", "positional", "--set", "colour=red"], "takes the parameter 'colour'"),
+    (["print", "positional", "--set", "base=abc"], "base must be a number"),
+    (["print", "positional", "--set", "n=0"], "n must be a whole number from 1"),
+    (["print", "attention", "--set", "d=-8"], "d must be a whole number from 1"),
+    (["print", "heads", "--set", "heads=3"], "heads=3 does not divide d_model=32"),
+    (["print", "positional", "--set", "n=100000", "--set", "d=1000"], "the limit is 64 MiB"),
+    (["print", "positional", "--set", "base"], "--set takes NAME=VALUE"),
+    (["params", "--preset", "gpt-9"], "unknown preset 'gpt-9'"),
+    (["params", "--layers", "x"], "--layers must be a whole number"),
+    (["params", "--layers", "0", "--hidden", "8", "--heads", "2", "--ffn", "8", "--vocab", "8"], "--layers must be"),
+    (["params", "--layers", "2", "--hidden", "10", "--heads", "3", "--ffn", "8", "--vocab", "8"], "does not divide"),
+    (["params", "--layers", "2"], "missing --hidden --heads --ffn --vocab"),
+    (["params", "--preset", "llama2-7b", "--kv-heads", "5"], "must divide"),
+    (["params", "--context", "-1"], "--context must be"),
+    (["--lang", "fr", "views"], "invalid choice: 'fr'"),
+    (["fly"], "invalid choice: 'fly'"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, words):
+    out = run_cli(*args)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert words in out.stderr
+
+
+def test_errors_speak_chinese_when_asked():
+    out = run_cli("print", "heads", "--set", "heads=3", "--lang", "zh")
+    assert out.returncode == 2 and "不能整除" in out.stderr
+
+
+def test_print_json_keeps_full_precision():
+    out = run_cli("print", "positional", "cat", "--json")
+    data = json.loads(out.stdout)
+    table = data["views"][0]["tables"][0]
+    assert table["rows"][1][1] == float(engine.sinusoidal_positions(4, 8)[1, 0])  # 0.8414709848078965
+    cat = data["views"][1]["tables"][0]["rows"]
+    assert [row[2] for row in cat] == [float(w) for w in engine.cat_demo()]
+
+
+def test_print_json_writes_infinity_as_text():
+    data = json.loads(run_cli("print", "mask", "--json").stdout)
+    assert data["views"][0]["tables"][0]["rows"][0][2] == "-inf"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_plain_output_fits_80_cells_without_escape_codes(lang):
+    out = run_cli("print", "--lang", lang)
+    assert out.returncode == 0, out.stderr
+    assert "\x1b" not in out.stdout
+    wide = [line for line in out.stdout.splitlines() if cell_len(line.rstrip()) > 80]
+    assert not wide, wide[:3]
+    for view in engine.VIEWS.values():
+        assert view.title(lang) in out.stdout
+
+
+@pytest.mark.parametrize("env, title", [({"LANG": "zh_CN.UTF-8"}, "正弦位置编码"), ({"LANG": "en_US.UTF-8"}, "Sinusoidal"),
+                                        ({"LANG": "C", "LC_ALL": "zh_TW.UTF-8"}, "正弦位置编码")])
+def test_default_language_follows_the_locale(env, title):
+    assert title in run_cli("print", "positional", env=env).stdout
+
+
+def test_lang_flag_beats_the_locale():
+    out = run_cli("print", "positional", "--lang", "en", env={"LANG": "zh_CN.UTF-8"})
+    assert "Sinusoidal" in out.stdout and "正弦" not in out.stdout
+
+
+def test_bare_command_lists_the_subcommands():
+    out = run_cli()
+    assert out.returncode == 0
+    for command in ("views", "print", "params"):
+        assert re.search(rf"^\s+{command}\s", out.stdout, re.M)
+
+
+def test_views_lists_every_view_and_parameter():
+    out = run_cli("views")
+    for view in engine.VIEWS.values():
+        assert re.search(rf"^{re.escape(view.id)}\s", out.stdout, re.M)
+        for p in view.params:
+            assert f"{p.name}=" in out.stdout
+    data = json.loads(run_cli("views", "--json").stdout)
+    assert [v["id"] for v in data] == list(engine.VIEWS)
+
+
+def test_help_speaks_chinese():
+    out = run_cli("print", "--help", "--lang", "zh")
+    assert out.returncode == 0 and "设置参数" in out.stdout
+
+
+def test_console_script_is_installed():
+    script = Path(sys.executable).with_name("xf-tour")
+    exe = str(script) if script.exists() else shutil.which("xf-tour")
+    assert exe, "xf-tour is not installed: run the README's install command"
+    import subprocess
+    out = subprocess.run([exe, "print", "cat"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "0.708" in out.stdout

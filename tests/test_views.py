@@ -1,0 +1,109 @@
+"""Views: every one runs, refuses what it must, and keeps its table cells a fixed width."""
+
+import unicodedata
+
+import pytest
+
+import engine
+from engine.views import VIEWS
+from tui.format import format_value
+
+LANGS = ("zh", "en")
+VARIANTS = [(v, {}) for v in VIEWS] + [
+    ("positional", {"base": "100"}), ("positional", {"d": "64", "n": "12"}), ("attention", {"d": "4096"}),
+    ("attention", {"causal": "on"}), ("heads", {"heads": "8"}), ("cat", {"causal": "on"}),
+    ("residual", {"residual": "off"}), ("permutation", {"positions": "on"}), ("params", {"preset": "gemma-7b"}),
+    ("kvcache", {"kv_heads": "8", "context": "32768"}), ("ffn", {"multiplier": "1.3", "multiple_of": "1024"}),
+]
+
+
+def cells(result, lang):
+    """Every string a table shows: titles, headers, formatted cells."""
+    for table in result.tables:
+        yield table.title(lang)
+        for col in table.columns:
+            yield col.label(lang)
+        for row in table.rows:
+            for value, col in zip(row, table.columns):
+                yield format_value(value, col.fmt, lang)
+
+
+@pytest.mark.parametrize("view_id, settings", VARIANTS)
+def test_view_runs_and_rows_fit_columns(view_id, settings):
+    result = engine.run_view(view_id, settings)
+    assert result.view == view_id and result.tables
+    for table in result.tables:
+        assert table.rows and all(len(row) == len(table.columns) for row in table.rows)
+    for name, raw in settings.items():  # the settings line shows what was asked for
+        assert result.params[name] == VIEWS[view_id].param(name).parse(raw)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("view_id, settings", VARIANTS)
+def test_no_ambiguous_width_characters_in_tables(view_id, settings, lang):
+    for text in cells(engine.run_view(view_id, settings), lang):
+        bad = [c for c in text if unicodedata.east_asian_width(c) == "A"]
+        assert not bad, f"{view_id}: {text!r} holds ambiguous-width {bad}"
+
+
+@pytest.mark.parametrize("view_id", list(VIEWS))
+def test_every_text_exists_in_both_languages(view_id):
+    view = VIEWS[view_id]
+    result = view.run()
+    texts = [view.title] + [p.help for p in view.params]
+    texts += [t.title for t in result.tables] + [c.label for t in result.tables for c in t.columns]
+    texts += [f.label for f in result.facts]
+    for text in texts:
+        assert text.zh and text.en, text
+
+
+@pytest.mark.parametrize("view_id, settings, words", [
+    ("positional", {"n": "100000", "d": "1000"}, "64 MiB"),
+    ("attention", {"d": "10000000"}, "64 MiB"),
+    ("rope", {"d": "10000000"}, "64 MiB"),
+    ("permutation", {"d": "4096"}, "64 MiB"),
+])
+def test_oversized_demos_are_refused(view_id, settings, words):
+    with pytest.raises(engine.SizeError, match=words) as err:
+        engine.run_view(view_id, settings)
+    assert "64 MiB" in err.value.zh
+
+
+@pytest.mark.parametrize("view_id, settings, words", [
+    ("positional", {"d": "7"}, "even whole number"),
+    ("positional", {"base": "abc"}, "must be a number"),
+    ("positional", {"n": "0"}, "from 1"),
+    ("attention", {"d": "-8"}, "from 1"),
+    ("attention", {"causal": "maybe"}, "on or off"),
+    ("heads", {"heads": "3"}, "does not divide"),
+    ("heads", {"heads": "2.5"}, "whole number"),
+    ("params", {"preset": "gpt-9"}, "one of"),
+    ("params", {"heads": "7"}, "does not divide"),
+    ("kvcache", {"kv_heads": "5"}, "must divide"),
+    ("dsweep", {"draws": "10"}, "from 1000"),
+    ("cat", {"nope": "1"}, "no parameter"),
+])
+def test_bad_settings_are_refused_in_both_languages(view_id, settings, words):
+    with pytest.raises(engine.ParamError, match=words) as err:
+        engine.run_view(view_id, settings)
+    assert err.value.zh and err.value.zh != err.value.en
+
+
+def test_unknown_view_lists_the_ids():
+    with pytest.raises(engine.ParamError, match="positional"):
+        engine.get_view("nope")
+
+
+def test_heads_parameter_count_does_not_change():
+    four, eight = (engine.run_view("heads", {"heads": h}) for h in ("4", "8"))
+    counts = [{f.key: f.value for f in r.facts}["layer_params"] for r in (four, eight)]
+    assert counts == [4096, 4096]
+    assert len(four.tables[0].rows) == 4 and len(eight.tables[0].rows) == 8
+
+
+def test_params_view_overrides_fields_of_the_preset():
+    result = engine.run_view("params", {"preset": "llama2-7b", "layers": "40"})
+    total = {f.key: f.value for f in result.facts}["total"]
+    assert result.params["layers"] == 40
+    assert total == engine.total_params(engine.PRESETS["llama2-7b"].with_(n_layer=40))
+    assert "published" not in {f.key for f in result.facts}  # a changed model is no longer the published one

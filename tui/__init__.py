@@ -1,0 +1,1 @@
+"""The faces of the tour: the command line, the plain printer, and (soon) the Textual app."""

@@ -1,0 +1,225 @@
+"""The xf-tour command line. Arguments are parsed before numpy, rich or textual is imported, so that
+plain commands start fast and bad input is refused at once: one line on stderr, exit status 2.
+"""
+
+import argparse
+import os
+import sys
+
+LANGS = ("zh", "en")
+PROG = "xf-tour"
+
+
+def default_lang(environ=os.environ) -> str:
+    """zh when the locale is Chinese (zh*), else en."""
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(var)
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def _lang_in(argv) -> str | None:
+    """The --lang given anywhere in argv, read early so that --help speaks it too."""
+    for i, arg in enumerate(argv):
+        if arg == "--lang" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--lang="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+class UsageError(Exception):
+    """Bad command-line input that argparse cannot see, such as a malformed --set."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with errors on one line and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (try: {self.prog} --help)\n")
+
+
+def build_parser(lang: str) -> Parser:
+    """The parser, with help texts in `lang`."""
+    def t(en, zh):
+        return zh if lang == "zh" else en
+
+    common = Parser(add_help=False)
+    common.add_argument("--lang", choices=LANGS, default=argparse.SUPPRESS,
+                        help=t("language: zh or en (default: from the locale)", "语言：zh 或 en（默认随系统区域设置）"))
+    parser = Parser(prog=PROG, parents=[common],
+                    description=t("An interactive tour of a Llama-style transformer. Every number is computed "
+                                  "by numpy as you watch.",
+                                  "Llama 式 Transformer 的交互导览。每个数字都由 numpy 现场算出。"))
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    views = sub.add_parser("views", parents=[common], help=t("list the views and their parameters",
+                                                              "列出所有视图及其参数"))
+    views.add_argument("--json", action="store_true", help=t("print JSON", "输出 JSON"))
+    views.set_defaults(func=cmd_views)
+
+    show = sub.add_parser("print", parents=[common], help=t("print views as tables, without a screen",
+                                                             "不开界面，把视图打印成表格"))
+    show.add_argument("views", nargs="*", metavar="VIEW", help=t("view ids (default: all)", "视图 id（默认全部）"))
+    show.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                      help=t("set a parameter, e.g. --set base=100", "设置参数，例如 --set base=100"))
+    show.add_argument("--json", action="store_true", help=t("print one JSON object, full precision",
+                                                            "输出一个 JSON 对象，保留全部精度"))
+    show.set_defaults(func=cmd_print)
+
+    params = sub.add_parser("params", parents=[common], help=t("count a model's parameters, memory and KV cache",
+                                                                "计算模型的参数量、内存和 KV 缓存"))
+    params.add_argument("--preset", metavar="NAME", help=t("a published model, e.g. llama2-7b", "已发布的模型，如 llama2-7b"))
+    for flag, en, zh in (("--layers", "number of layers", "层数"), ("--hidden", "d_model", "隐藏维度"),
+                         ("--heads", "query heads", "查询头数"), ("--kv-heads", "key/value heads (default: heads)",
+                                                                 "键值头数（默认等于头数）"),
+                         ("--head-dim", "width of one head (default: hidden / heads)", "每头维度（默认 隐藏维度/头数）"),
+                         ("--ffn", "FFN hidden width", "前馈中间维度"), ("--vocab", "vocabulary size", "词表大小")):
+        params.add_argument(flag, metavar="N", help=t(en, zh))
+    params.add_argument("--tied", action="store_true", help=t("the output head shares the embedding",
+                                                              "输出投影与词嵌入共享"))
+    params.add_argument("--context", metavar="N", default="4096", help=t("context length for the KV cache",
+                                                                         "计算 KV 缓存的上下文长度"))
+    params.add_argument("--json", action="store_true", help=t("print JSON; the count is an integer under \"total\"",
+                                                              "输出 JSON；总数是 \"total\" 下的整数"))
+    params.set_defaults(func=cmd_params)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Entry point of the xf-tour command."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    early = _lang_in(argv)
+    lang = early if early in LANGS else default_lang()
+    parser = build_parser(lang)
+    args = parser.parse_args(argv)
+    lang = getattr(args, "lang", lang)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    from engine.errors import EngineError  # numpy comes in here, after the arguments are known good
+
+    try:
+        return args.func(args, lang)
+    except (EngineError, UsageError) as err:
+        message = err.text(lang) if isinstance(err, EngineError) else str(err)
+        label = "错误" if lang == "zh" else "error"
+        print(f"{PROG} {args.command}: {label}: {message}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `xf-tour print | head`: the reader left, which is fine
+        sys.stderr.close()
+        return 0
+
+
+# --- commands ---------------------------------------------------------------------------
+
+def cmd_views(args, lang) -> int:
+    """List every view id, its title and its parameters."""
+    from engine.views import VIEWS, fmt_value
+
+    if args.json:
+        from .plain import dumps
+        print(dumps([{"id": v.id, "title": v.title(lang),
+                      "params": [{"name": p.name, "default": p.default, "allowed": p.allowed()(lang),
+                                  "help": p.help(lang)} for p in v.params]} for v in VIEWS.values()]))
+        return 0
+    for v in VIEWS.values():
+        print(f"{v.id}  {v.title(lang)}")
+        for p in v.params:
+            print(f"    {p.name}={fmt_value(p.default):<10} {p.help(lang)}; {p.allowed()(lang)}")
+    return 0
+
+
+def _parse_sets(pairs) -> dict[str, str]:
+    settings = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--set takes NAME=VALUE, got {pair!r}")
+        settings[name.strip()] = value.strip()
+    return settings
+
+
+def cmd_print(args, lang) -> int:
+    """Print the named views (all by default) at the given settings."""
+    from engine.errors import ParamError
+    from engine.views import VIEWS, get_view
+
+    views = [get_view(v) for v in args.views] if args.views else list(VIEWS.values())
+    settings = _parse_sets(args.set)
+    for name in settings:
+        if not any(name in {p.name for p in v.params} for v in views):
+            ids = ", ".join(v.id for v in views)
+            raise ParamError(f"no view among {ids} takes the parameter {name!r}; see: {PROG} views",
+                             f"{ids} 中没有视图接受参数 {name!r}；参见：{PROG} views")
+    results = []
+    for v in views:  # all computed before anything is printed: an error leaves no half output
+        mine = {k: val for k, val in settings.items() if k in {p.name for p in v.params}}
+        results.append((v, v.run(mine)))
+    return _emit(results, args.json, lang)
+
+
+def _emit(results, as_json, lang) -> int:
+    from .plain import console, dumps, render_result, result_json
+
+    if as_json:
+        print(dumps({"lang": lang, "views": [result_json(r, v.title(lang), lang) for v, r in results]}))
+        return 0
+    out = console()
+    for i, (v, r) in enumerate(results):
+        if i:
+            out.print()
+        out.print(render_result(r, v.title(lang), lang))
+    return 0
+
+
+def _config(args):
+    """The ModelConfig the params flags describe: a preset, flags over a preset, or flags alone."""
+    from engine import sizing
+    from engine.views import Param, Tr
+
+    def number(flag, raw):
+        if raw is None:
+            return None
+        return Param(flag, "int", None, Tr("", ""), 1, sizing.MAX_DIM).parse(raw)
+
+    fields = {"n_layer": ("--layers", args.layers), "d_model": ("--hidden", args.hidden),
+              "n_head": ("--heads", args.heads), "n_kv_head": ("--kv-heads", args.kv_heads),
+              "head_dim": ("--head-dim", args.head_dim), "d_ff": ("--ffn", args.ffn),
+              "n_vocab": ("--vocab", args.vocab)}
+    given = {k: number(flag, raw) for k, (flag, raw) in fields.items() if raw is not None}
+    if args.tied:
+        given["tied_embeddings"] = True
+    if args.preset is not None or not given:
+        name = args.preset or "llama2-7b"
+        base = sizing.preset(name)
+        if "head_dim" not in given and ({"d_model", "n_head"} & given.keys()):
+            given["head_dim"] = None
+        cfg = base.with_(**given)
+        return cfg, name, (sizing.PUBLISHED.get(name) if cfg == base else None)
+    missing = [flag for k, (flag, _) in fields.items()
+               if k in ("n_layer", "d_model", "n_head", "d_ff", "n_vocab") and k not in given]
+    if missing:
+        raise UsageError(f"missing {' '.join(missing)}: give --layers --hidden --heads --ffn --vocab, "
+                         "or --preset NAME")
+    given.setdefault("n_kv_head", given["n_head"])
+    return sizing.ModelConfig(**given, name="custom"), None, None
+
+
+def cmd_params(args, lang) -> int:
+    """The itemised count, shares, weight memory and KV cache of one model."""
+    from engine import sizing
+    from engine.views import Param, Tr, params_result
+
+    context = Param("--context", "int", None, Tr("", ""), 1, 10**9).parse(args.context)
+    cfg, name, published = _config(args)
+    if args.json:
+        from .plain import dumps
+        print(dumps({"preset": name, **sizing.report(cfg, context, published)}))
+        return 0
+    settings = {"preset": name or "custom", "layers": cfg.n_layer, "hidden": cfg.d_model, "heads": cfg.n_head,
+                "kv_heads": cfg.n_kv_head, "head_dim": cfg.d_head, "ffn": cfg.d_ff, "vocab": cfg.n_vocab,
+                "tied": cfg.tied_embeddings, "context": context}
+    from engine.views import get_view
+    return _emit([(get_view("params"), params_result(cfg, context, published, settings))], False, lang)
