@@ -200,3 +200,35 @@ def swiglu_demo(seed=DEMO_SEED, d=8, d_ff=8):  # -> [d_ff, 4]
     w_gate, w_up = rng.standard_normal((2, d, d_ff)) / np.sqrt(d)
     gate, up = x @ w_gate, x @ w_up
     return np.stack([gate, silu(gate), up, silu(gate) * up], axis=1)
+
+
+# --- attention weights are not explanations ---------------------------------------------
+
+@dataclass(frozen=True)
+class WeightVsEffect:
+    weights: np.ndarray        # [n_seq] the query's attention weights
+    value_norms: np.ndarray    # [n_seq] |v_j|
+    removal_effect: np.ndarray  # [n_seq] |out - out without token j|
+    disagree_rate: float       # share of `draws` draws where the most-weighted token is not the most needed
+
+
+def weight_vs_effect(seed=DEMO_SEED, draws=1000, n_seq=4, d=8):
+    """Does the token with the largest weight matter most? Remove each token and see how far the output moves.
+
+    Token vectors get lengths that differ by a random factor (log-normal), as vectors in a real
+    residual stream do; a long value vector with a small weight can move the output more.
+    """
+    check_bytes(draws * n_seq * d * 8 * 6, "the weight-versus-effect demo")
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((draws, n_seq, d)) * np.exp(rng.standard_normal((draws, n_seq, 1)))
+    w_q, w_k, w_v = rng.standard_normal((3, d, d)) / np.sqrt(d)
+    q, k, v = x[:, -1] @ w_q, x @ w_k, x @ w_v  # the last token asks: [draws, d], [draws, n_seq, d] x2
+    scores = np.einsum("bd,bnd->bn", q, k) / np.sqrt(d)  # [draws, n_seq]
+    weights = softmax(scores)
+    out = np.einsum("bn,bnd->bd", weights, v)
+    effect = np.empty_like(weights)
+    for j in range(n_seq):  # drop token j: the softmax renormalises over the rest
+        kept = softmax(np.where(np.arange(n_seq) == j, -np.inf, scores))
+        effect[:, j] = np.linalg.norm(out - np.einsum("bn,bnd->bd", kept, v), axis=-1)
+    disagree = float(np.mean(np.argmax(weights, 1) != np.argmax(effect, 1)))
+    return WeightVsEffect(weights[0], np.linalg.norm(v[0], axis=-1), effect[0], disagree)

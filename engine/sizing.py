@@ -152,6 +152,16 @@ def weight_bytes(cfg: ModelConfig, dtype: str = "fp16") -> int:
     return _bytes(total_params(cfg), dtype)
 
 
+# Full fine-tuning with Adam in mixed precision, per parameter: fp16 weights (2) and gradients (2),
+# an fp32 master copy (4), and Adam's two fp32 moments (8). Activations come on top and are not counted.
+FINETUNE_BYTES_PER_PARAM = 2 + 2 + 4 + 8
+
+
+def finetune_bytes(cfg: ModelConfig) -> int:
+    """Weights, gradients and Adam states for full fine-tuning in mixed precision (no activations)."""
+    return FINETUNE_BYTES_PER_PARAM * total_params(cfg)
+
+
 def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "fp16") -> int:
     """Cache bytes one token costs: K and V, in every layer, for every KV head."""
     return _bytes(2 * cfg.n_layer * cfg.n_kv_head * cfg.d_head, dtype)
@@ -194,6 +204,24 @@ def report(cfg: ModelConfig, n_ctx: int = 4096, published: int | None = None) ->
         "published": published,
         "shares": group_shares(cfg),
         "weight_bytes": {dtype: weight_bytes(cfg, dtype) for dtype in ("fp32", "fp16", "int8", "int4")},
+        "finetune_bytes": finetune_bytes(cfg),
         "kv_cache": {"dtype": "fp16", "per_token": kv_bytes_per_token(cfg), "context": n_ctx,
                      "per_sequence": kv_cache_bytes(cfg, n_ctx)},
     }
+
+
+def prefill_flops(cfg: ModelConfig, n_ctx: int) -> tuple[int, int]:
+    """Rough FLOPs to read a prompt of n_ctx tokens: (weight matmuls, attention scores and sums).
+
+    Weight matmuls cost 2 FLOPs per parameter per token, so they grow linearly with the prompt;
+    q·k and the weighted sum over v cost 2·n_ctx² per dim of every head in every layer, so they
+    grow with its square. The causal mask could skip half of the second term; this counts it whole.
+    """
+    items = param_count(cfg)
+    matmul = total_params(cfg) - items["embedding"] - sum(v for k, v in items.items() if k.startswith("norm/"))
+    return 2 * matmul * n_ctx, 4 * n_ctx * n_ctx * cfg.n_head * cfg.d_head * cfg.n_layer
+
+
+def decode_tokens_per_second(cfg: ModelConfig, bandwidth: float, dtype: str = "fp16") -> float:
+    """An upper bound on generation speed: every new token reads all the weights once."""
+    return bandwidth / weight_bytes(cfg, dtype)

@@ -234,7 +234,8 @@ def _positional(n, d, base):
               (_col("pair", "pair i", "第 i 对"), _col("dims", "dims", "维度"),
                _col("theta", "theta (rad/pos)", "theta（弧度/位）", ".4g"),
                _col("wavelength", "wavelength (pos)", "波长（位置数）", "sig3")), wave_rows),
-    ))
+    ), (Fact("fastest", Tr("fastest wavelength", "最快的波长"), float(wave[0]), "sig3"),
+        Fact("slowest", Tr("slowest wavelength", "最慢的波长"), float(wave[-1]), "sig3")))
 
 
 def _rope(d, base, seed):
@@ -259,9 +260,9 @@ def _permutation(positions, seed, d):  # the name shadows the module, unused her
     title_a = Tr(" ".join(w.en for w in a_words), "".join(w.zh for w in a_words))
     title_b = Tr(" ".join(w.en for w in b_words), "".join(w.zh for w in b_words))
     return Result("permutation", dict(positions=positions, seed=seed, d=d), (
-        _matrix_table("original", Tr(f"A: weights for \"{title_a.en}\"", f"A：\"{title_a.zh}\" 的权重"),
+        _matrix_table("original", Tr(f"A: weights for \"{title_a.en}\"", f"A：「{title_a.zh}」的权重"),
                       r.weights, a_words),
-        _matrix_table("shuffled", Tr(f"A': weights for \"{title_b.en}\"", f"A'：\"{title_b.zh}\" 的权重"),
+        _matrix_table("shuffled", Tr(f"A': weights for \"{title_b.en}\"", f"A'：「{title_b.zh}」的权重"),
                       r.weights_shuffled, b_words),
         _matrix_table("permuted", Tr("P A P^T: A with rows and columns moved", "P A P^T：把 A 的行列换位"),
                       r.permuted, b_words),
@@ -327,8 +328,8 @@ def _cat(causal):
     rows = tuple((tok, score, float(w), ill) for tok, score, w, ill in
                  zip(demos.CAT_TOKENS, demos.CAT_SCORES, weights, demos.CAT_ILLUSTRATION))
     return Result("cat", dict(causal=causal), (
-        Table("sat", Tr('Where "sat" looks in "The cat sat on"', '"The cat sat on" 里 "sat" 看向哪里'),
-              (_col("token", "token", "词元"), _col("score", "q.k score", "打分 q.k", "+.1f"),
+        Table("sat", Tr('Where "sat" looks in "The cat sat on"', '「The cat sat on」里「sat」看向哪里'),
+              (_col("token", "token", "词元"), _col("score", "q.k score", "打分 q.k", ".1f"),
                _col("weight", "softmax", "softmax", ".3f"),
                _col("illustration", "reference's illustration", "参考资料的示意值", ".2f")), rows),
     ), (Fact("sum", Tr("the weights add up to", "权重之和"), float(weights.sum()), ".3f"),))
@@ -352,12 +353,13 @@ def _residual(residual, seed, layers):
     top = np.argsort(-probs, kind="stable")[:5]
     return Result("residual", dict(residual=residual, seed=seed, layers=layers), (
         Table("stream", Tr(f'x through {layers} layers for "{" ".join(llama.PROMPT[1:])}"',
-                           f'"{" ".join(llama.PROMPT[1:])}" 的 x 穿过 {layers} 层'),
+                           f'「{" ".join(llama.PROMPT[1:])}」的 x 穿过 {layers} 层'),
               (_col("stage", "after", "位置"), _col("shape", "shape", "形状"),
-               _col("norm_on", "|x| add", "|x| 相加", ".2f"), _col("cos_on", "cos to emb", "与嵌入 cos", "+.2f"),
-               _col("norm_off", "|x| replace", "|x| 替换", ".2f"), _col("cos_off", "cos to emb", "与嵌入 cos", "+.2f")),
-              rows, note=Tr("|x|: mean length of a token's vector; cos: how much of the embedding is still there",
-                            "|x|：每个词元向量的平均长度；cos：嵌入还剩多少")),
+               _col("norm_on", "|x| add", "|x| 相加", ".2f"), _col("cos_on", "cos add", "cos 相加", "+.2f"),
+               _col("norm_off", "|x| replace", "|x| 替换", ".2f"), _col("cos_off", "cos replace", "cos 替换", "+.2f")),
+              rows, note=Tr("|x|: mean length of a token's vector; cos: its cosine with the token's embedding, "
+                            "how much of the embedding is still there",
+                            "|x|：每个词元向量的平均长度；cos：它与该词元嵌入的余弦，即嵌入还剩多少")),
         Table("next", Tr("Top 5 next tokens (random weights: no knowledge)", "下一个词元前 5 名（随机权重，没有知识）"),
               (_col("rank", "rank", "名次"), _col("token", "token", "词元"), _col("p", "probability", "概率", ".3f")),
               tuple((i + 1, llama.VOCAB[t], float(probs[t])) for i, t in enumerate(top))),
@@ -419,7 +421,7 @@ def _config_params(default_preset="llama2-7b"):
 
 def _params(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied, context):
     cfg = config_from(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied)
-    published = sizing.PUBLISHED.get(preset) if cfg == sizing.PRESETS[preset] else None
+    published = sizing.PUBLISHED.get(preset)
     settings = dict(preset=preset, layers=cfg.n_layer, hidden=cfg.d_model, heads=cfg.n_head,
                     kv_heads=cfg.n_kv_head, head_dim=cfg.d_head, ffn=cfg.d_ff, vocab=cfg.n_vocab,
                     tied=cfg.tied_embeddings, context=context)
@@ -468,10 +470,13 @@ def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int |
     rows += ((Tr("total", "总计"), "", total, 1.0),)
     facts = [Fact("total", Tr("total parameters", "参数总量"), total, ","),
              Fact("total_short", Tr("in short", "简写"), total, "short"),
-             Fact("per_layer", Tr("one layer with its two norms", "一层（含两个归一化）"), rep["per_layer"], ",")]
-    if published is not None:
+             Fact("per_layer", Tr("one layer with its two norms", "一层（含两个归一化）"), rep["per_layer"], ","),
+             Fact("norms", Tr("all RMSNorm weights", "全部 RMSNorm 权重"),
+                  sum(n for k, n in rep["items"].items() if k.startswith("norm/")), ",")]
+    if published is not None:  # the preset's, even when fields were changed: the screen says which
         facts.append(Fact("published", Tr(f"published count of {cfg.name}", f"{cfg.name} 公布的参数量"),
                           published, ","))
+        facts.append(Fact("matches", Tr("this count equals it", "本次计数与之相等"), total == published))
     kv = rep["kv_cache"]
     return Result("params", settings or {}, (
         _summary_table(cfg, rep),
@@ -479,9 +484,14 @@ def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int |
               (_col("part", "part", "部件"), _col("formula", "formula", "算式"), _col("count", "count", "参数量", ","),
                _col("share", "share", "占比", "pct")), rows),
         _shares_table(cfg, rep),
-        Table("memory", Tr("Memory for the weights alone", "仅权重所占内存"),
+        Table("memory", Tr("Memory: the weights, and full fine-tuning", "内存：权重，以及全量微调"),
               (_col("dtype", "dtype", "精度"), _col("bytes", "bytes", "字节", ","), _col("size", "size", "大小", "bytes")),
-              tuple((dtype, b, b) for dtype, b in rep["weight_bytes"].items())),
+              tuple((dtype, b, b) for dtype, b in rep["weight_bytes"].items())
+              + ((Tr("fine-tune", "全量微调"), rep["finetune_bytes"], rep["finetune_bytes"]),),
+              note=Tr(f"fine-tune: Adam in mixed precision, {sizing.FINETUNE_BYTES_PER_PARAM} bytes per parameter "
+                      "(fp16 weights and gradients, fp32 master copy and two moments), activations not counted",
+                      f"全量微调：混合精度 Adam，每个参数 {sizing.FINETUNE_BYTES_PER_PARAM} 字节"
+                      "（fp16 权重与梯度、fp32 主副本与两个动量），不含激活值")),
         Table("kv", Tr("KV cache in fp16", "fp16 的 KV 缓存"),
               (_col("what", "what", "项目"), _col("bytes", "bytes", "字节", ","), _col("size", "size", "大小", "bytes")),
               ((Tr("per token", "每个词元"), kv["per_token"], kv["per_token"]),
@@ -546,6 +556,46 @@ def _ffn(d_model, multiplier, multiple_of, seed):
 
 
 _DTYPES = tuple(sizing.BYTES_PER_PARAM)
+_BANDWIDTHS = (50e9, 100e9, 400e9, 1000e9, 3350e9)  # bytes/s: dual-channel DDR5 up to an H100's HBM3
+_PROMPTS = (1024, 4096, 16384, 65536, 131072)
+
+
+def _context(preset, prompt, dtype):
+    cfg = sizing.preset(preset)
+    prefill = []
+    for n in sorted(set(_PROMPTS) | {prompt}):
+        linear, attn = sizing.prefill_flops(cfg, n)
+        prefill.append((n, n * n, (linear + attn) / 1e12, attn / (linear + attn), sizing.kv_cache_bytes(cfg, n)))
+    decode = tuple((f"{bw / 1e9:,.0f} GB/s", sizing.decode_tokens_per_second(cfg, bw, dtype)) for bw in _BANDWIDTHS)
+    return Result("context", dict(preset=preset, prompt=prompt, dtype=dtype), (
+        Table("prefill", Tr(f"Reading the prompt: {cfg.name}", f"读入提示词：{cfg.name}"),
+              (_col("n", "prompt", "提示词", ","), _col("scores", "scores per head", "每头打分数", ","),
+               _col("tflops", "TFLOPs", "TFLOPs", ",.1f"), _col("share", "of it attention", "其中注意力", "pct"),
+               _col("cache", "KV cache", "KV 缓存", "bytes")),
+              tuple(prefill), note=Tr("per layer, each head scores n x n pairs; fp16 cache",
+                                      "每层每个头要给 n x n 对打分；缓存按 fp16 计")),
+        Table("decode", Tr(f"Generating: at most this many tokens/s with {dtype} weights",
+                           f"生成：{dtype} 权重下每秒最多这么多词元"),
+              (_col("bandwidth", "memory bandwidth", "内存带宽"), _col("tps", "tokens/s", "词元/秒", ",.1f")), decode,
+              note=Tr("each new token reads every weight once: tokens/s <= bandwidth / weight bytes",
+                      "每生成一个词元都要把权重读一遍：词元/秒 <= 带宽 / 权重字节数")),
+    ), (Fact("weights", Tr(f"weights in {dtype}", f"{dtype} 权重"), sizing.weight_bytes(cfg, dtype), "bytes"),))
+
+
+def _explain(seed, draws):
+    r = demos.weight_vs_effect(seed, draws)
+    top_w, top_e = int(np.argmax(r.weights)), int(np.argmax(r.removal_effect))
+    rows = tuple((Tr(f"tok {j}", f"词 {j}"), float(r.weights[j]), float(r.value_norms[j]), float(r.removal_effect[j]))
+                 for j in range(len(r.weights)))
+    return Result("explain", dict(seed=seed, draws=draws), (
+        Table("tokens", Tr("The last token's attention, and what each token is worth", "最后一个词元的注意力，和每个词元的分量"),
+              (_col("token", "token", "词元"), _col("weight", "weight", "权重", ".3f"),
+               _col("v_norm", "|v|", "|v|", ".2f"), _col("effect", "output moves when removed", "去掉后输出变化", ".3f")),
+              rows),
+    ), (Fact("most_weight", Tr("largest weight", "权重最大"), Tr(f"tok {top_w}", f"词 {top_w}")),
+        Fact("most_effect", Tr("largest effect", "影响最大"), Tr(f"tok {top_e}", f"词 {top_e}")),
+        Fact("disagree", Tr(f"draws out of {draws:,} where the two differ", f"{draws:,} 次抽样中两者不同的比例"),
+             r.disagree_rate, "pct")))
 
 VIEWS: dict[str, View] = {v.id: v for v in (
     View("mask", Tr("The causal mask", "因果掩码"),
@@ -579,7 +629,7 @@ VIEWS: dict[str, View] = {v.id: v for v in (
           Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
           Param("n", "int", 4, Tr("tokens", "词元数"), 2, 12)),
          _heads, (ops.split_heads, demos.multi_head_demo)),
-    View("cat", Tr('"The cat sat on": the real softmax', '"The cat sat on"：真正的 softmax'),
+    View("cat", Tr('"The cat sat on": the real softmax', '「The cat sat on」：真正的 softmax'),
          (Param("causal", "bool", False, Tr("apply the causal mask", "加因果掩码")),), _cat, (ops.softmax, demos.cat_demo)),
     View("residual", Tr("The residual stream", "残差流"),
          (Param("residual", "bool", True, Tr("add each layer's output to x", "把每层的输出加回 x")),
@@ -592,6 +642,15 @@ VIEWS: dict[str, View] = {v.id: v for v in (
           Param("multiple_of", "int", 256, Tr("round up to a multiple of", "向上取整到的倍数"), 1, 65536),
           Param("seed", "int", demos.DEMO_SEED, Tr("random token and weights", "随机词元与权重"), 0, 2**32 - 1)),
          _ffn, (ops.swiglu, sizing.swiglu_widths)),
+    View("context", Tr("The cost of context", "上下文的代价"),
+         (Param("preset", "choice", "llama2-7b", Tr("model", "模型"), choices=tuple(sizing.PRESETS)),
+          Param("prompt", "int", 4096, Tr("a prompt length to add to the table", "加进表里的提示词长度"), 1, 10**7),
+          Param("dtype", "choice", "fp16", Tr("weight precision", "权重精度"), choices=_DTYPES)),
+         _context, (sizing.prefill_flops, sizing.decode_tokens_per_second)),
+    View("explain", Tr("Attention weights are not explanations", "注意力权重不是解释"),
+         (Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
+          Param("draws", "int", 1000, Tr("draws for the rate", "统计用的抽样次数"), 100, 100000)),
+         _explain, (demos.weight_vs_effect,)),
     View("params", Tr("Counting parameters", "数参数"), _config_params(), _params,
          (sizing.param_count, sizing.layer_params)),
     View("kvcache", Tr("The KV cache", "KV 缓存"),

@@ -106,4 +106,4 @@ def test_params_view_overrides_fields_of_the_preset():
     total = {f.key: f.value for f in result.facts}["total"]
     assert result.params["layers"] == 40
     assert total == engine.total_params(engine.PRESETS["llama2-7b"].with_(n_layer=40))
-    assert "published" not in {f.key for f in result.facts}  # a changed model is no longer the published one
+    assert {f.key: f.value for f in result.facts}["matches"] is False  # a changed model is not the published one

@@ -48,6 +48,8 @@ def build_parser(lang: str) -> Parser:
     common = Parser(add_help=False)
     common.add_argument("--lang", choices=LANGS, default=argparse.SUPPRESS,
                         help=t("language: zh or en (default: from the locale)", "语言：zh 或 en（默认随系统区域设置）"))
+    common.add_argument("--lessons", metavar="DIR", default=argparse.SUPPRESS,
+                        help=t("use the lessons in DIR instead of the shipped ones", "使用 DIR 里的课程，而不是自带的"))
     parser = Parser(prog=PROG, parents=[common],
                     description=t("An interactive tour of a Llama-style transformer. Every number is computed "
                                   "by numpy as you watch.",
@@ -66,7 +68,18 @@ def build_parser(lang: str) -> Parser:
                       help=t("set a parameter, e.g. --set base=100", "设置参数，例如 --set base=100"))
     show.add_argument("--json", action="store_true", help=t("print one JSON object, full precision",
                                                             "输出一个 JSON 对象，保留全部精度"))
+    show.add_argument("--lesson", metavar="ID", help=t("print a whole lesson as plain text", "把整节课打印成纯文本"))
     show.set_defaults(func=cmd_print)
+
+    lessons = sub.add_parser("lessons", parents=[common], help=t("list the lessons", "列出所有课程"))
+    lessons.add_argument("--json", action="store_true", help=t("print JSON", "输出 JSON"))
+    lessons.set_defaults(func=cmd_lessons)
+
+    check = sub.add_parser("check-lessons", parents=[common], help=t("check a folder of lesson files",
+                                                                      "检查一个文件夹里的课程文件"))
+    check.add_argument("dir", nargs="?", metavar="DIR", help=t("the folder (default: the shipped lessons)",
+                                                               "文件夹（默认：自带的课程）"))
+    check.set_defaults(func=cmd_check_lessons)
 
     params = sub.add_parser("params", parents=[common], help=t("count a model's parameters, memory and KV cache",
                                                                 "计算模型的参数量、内存和 KV 缓存"))
@@ -141,11 +154,62 @@ def _parse_sets(pairs) -> dict[str, str]:
     return settings
 
 
+def _load(args):
+    """The lessons the tour runs on: --lessons DIR, or the shipped ones. Invalid ones stop here."""
+    from lessons.loader import SHIPPED, LessonsInvalid, check_deep, load_lessons
+
+    folder = getattr(args, "lessons", None) or SHIPPED
+    try:
+        lessons, _ = load_lessons(folder)
+    except LessonsInvalid as err:
+        raise UsageError(f"{err.errors[0]} (and {len(err.errors) - 1} more: xf-tour check-lessons {folder})"
+                         if len(err.errors) > 1 else str(err.errors[0])) from None
+    if folder != SHIPPED:  # a learner's own folder gets the engine check too; the shipped one is tested
+        for lesson in lessons:
+            problems = check_deep(lesson)
+            if problems:
+                raise UsageError(str(problems[0]))
+    return lessons
+
+
+def cmd_lessons(args, lang) -> int:
+    """List the lessons: id, both titles, steps."""
+    lessons = _load(args)
+    if args.json:
+        from .plain import dumps
+        print(dumps([{"id": x.id, "order": x.order, "title": {"zh": x.title.zh, "en": x.title.en},
+                      "steps": len(x.steps), "experiments": len(x.experiments)} for x in lessons]))
+        return 0
+    for x in lessons:
+        print(f"{x.order:>2}  {x.id:<15} {len(x.steps)} {'步' if lang == 'zh' else 'steps'}  "
+              f"{x.title.en} / {x.title.zh}")
+    return 0
+
+
+def cmd_check_lessons(args, lang) -> int:
+    """Check every lesson file in a folder; exit 0 when all are valid, 2 with every error otherwise."""
+    from lessons.loader import SHIPPED, check_deep, load_lessons
+
+    folder = args.dir or getattr(args, "lessons", None) or SHIPPED
+    lessons, errors = load_lessons(folder, strict=False)
+    for lesson in lessons:
+        errors += check_deep(lesson)
+    for e in errors:
+        print(e, file=sys.stderr)
+    if errors:
+        print(f"{len(errors)} {'个问题' if lang == 'zh' else 'problem(s)'}", file=sys.stderr)
+        return 2
+    print(f"{len(lessons)} lessons OK" if lang == "en" else f"{len(lessons)} 节课全部有效")
+    return 0
+
+
 def cmd_print(args, lang) -> int:
-    """Print the named views (all by default) at the given settings."""
+    """Print the named views (all by default) at the given settings, or a whole lesson."""
     from engine.errors import ParamError
     from engine.views import VIEWS, get_view
 
+    if args.lesson is not None:
+        return _print_lesson(args, lang)
     views = [get_view(v) for v in args.views] if args.views else list(VIEWS.values())
     settings = _parse_sets(args.set)
     for name in settings:
@@ -158,6 +222,19 @@ def cmd_print(args, lang) -> int:
         mine = {k: val for k, val in settings.items() if k in {p.name for p in v.params}}
         results.append((v, v.run(mine)))
     return _emit(results, args.json, lang)
+
+
+def _print_lesson(args, lang) -> int:
+    if args.views or args.set or args.json:
+        raise UsageError("--lesson prints a whole lesson; give no VIEW, --set or --json with it")
+    lessons = _load(args)
+    by_id = {x.id: x for x in lessons}
+    if args.lesson not in by_id:
+        raise UsageError(f"unknown lesson {args.lesson!r}; choose one of: {', '.join(by_id)}")
+    from .plain import console, render_lesson
+    out = console()
+    out.print(render_lesson(by_id[args.lesson], lang, min(out.width, 80)), overflow="ignore", crop=False)
+    return 0
 
 
 def _emit(results, as_json, lang) -> int:

@@ -48,3 +48,62 @@ def format_value(value, fmt: str, lang: str) -> str:
 def is_numeric(fmt: str) -> bool:
     """Numbers are right-aligned; text is not."""
     return fmt != "text"
+
+
+# Punctuation that must not start a line, and openers that must not end one (Chinese line breaking).
+NO_LINE_START = set("，。、；：？！）」』》〉％")
+NO_LINE_END = set("（「『《〈")
+
+
+def _is_wide(ch: str) -> bool:
+    from rich.cells import cell_len
+    return cell_len(ch) == 2
+
+
+def _atoms(text: str) -> list[str]:
+    """Break points: a run of Latin letters and digits is one atom, each wide character is its own."""
+    atoms, word = [], ""
+    for ch in text:
+        if ch == " " or _is_wide(ch):  # ASCII punctuation stays with its word: 6.7e-16 is one atom
+            if word:
+                atoms.append(word)
+                word = ""
+            atoms.append(ch)
+        else:
+            word += ch
+    if word:
+        atoms.append(word)
+    return atoms
+
+
+def wrap_cells(text: str, width: int) -> list[str]:
+    """Wrap one paragraph to `width` terminal cells: between words, or between any two CJK characters,
+    never putting a closing mark at the start of a line or an opening one at its end."""
+    from rich.cells import cell_len
+
+    lines, line = [], []
+
+    def used(parts):
+        return cell_len("".join(parts))
+
+    for atom in _atoms(text):
+        if atom == " " and not line:
+            continue
+        if used(line) + cell_len(atom) <= width or not line:
+            line.append(atom)
+            continue
+        carry = []
+        if atom in NO_LINE_START:  # take the previous character down with the mark
+            while line and (line[-1] in NO_LINE_START or not carry) and len(line) > 1:
+                carry.insert(0, line.pop())
+                if carry[0] not in NO_LINE_START:
+                    break
+        while line and line[-1] in NO_LINE_END and len(line) > 1:
+            carry.insert(0, line.pop())
+        lines.append("".join(line).rstrip())
+        line = [a for a in carry + [atom] if a != " " or carry]
+        if line and line[0] == " ":
+            line.pop(0)
+    if line:
+        lines.append("".join(line).rstrip())
+    return lines

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from engine.views import Result, fmt_value
 
-from .format import format_value, is_numeric
+from .format import format_value, is_numeric, wrap_cells
 
 # A header rule of ASCII hyphens, no other lines: box-drawing characters are East Asian
 # ambiguous width and can double in CJK terminals, which would break the rows.
@@ -30,23 +30,16 @@ def render_table(table, lang: str) -> Table:
     """One engine table as a Rich table."""
     out = Table(box=PLAIN, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold")
     for col in table.columns:
-        out.add_column(col.label(lang), justify="right" if is_numeric(col.fmt) else "left")
+        out.add_column(col.label(lang), justify="right" if is_numeric(col.fmt) else "left", overflow="fold")
     for row in table.rows:
         out.add_row(*(format_value(v, col.fmt, lang) for v, col in zip(row, table.columns)))
-    if table.note is not None:
-        out.caption, out.caption_justify = table.note(lang), "left"
     return out
 
 
 def render_result(result: Result, title: str, lang: str) -> Group:
     """A whole view: its title, its settings, its tables and its facts."""
     parts = [Text(title, style="bold underline"), Text(settings_line(result.params), style="dim"), Text("")]
-    for table in result.tables:
-        parts += [Text(table.title(lang), style="bold"), render_table(table, lang), Text("")]
-    for fact in result.facts:
-        colon = "：" if lang == "zh" else ": "
-        parts.append(Text(f"{fact.label(lang)}{colon}{format_value(fact.value, fact.fmt, lang)}"))
-    return Group(*parts)
+    return Group(*parts, *_tables(result, (), lang))
 
 
 def console(file=None) -> Console:
@@ -83,3 +76,81 @@ def result_json(result: Result, title: str, lang: str) -> dict:
 def dumps(obj) -> str:
     """JSON text, UTF-8 as is, refusing NaN literals."""
     return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False)
+
+
+def render_lesson(lesson, lang: str, width: int = 80) -> Group:
+    """A lesson as a person reads it: each step's prose and tables, then the experiments and pitfalls."""
+    from engine.views import VIEWS
+    from lessons.loader import fill
+
+    t = (lambda en, zh: zh if lang == "zh" else en)
+    parts = [Text(f"{lesson.order}. {lesson.title(lang)}", style="bold underline"), Text("")]
+    for i, step in enumerate(lesson.steps, 1):
+        view = VIEWS[step.view]
+        result = view.run(step.params)
+        parts += [Text(t(f"Step {i}/{len(lesson.steps)}: ", f"第 {i}/{len(lesson.steps)} 步：") + step.title(lang),
+                       style="bold"),
+                  Text(settings_line(result.params), style="dim"), Text("")]
+        parts += prose(fill(step.text(lang), result, lang), width)
+        parts += _tables(result, step.tables, lang)
+        if step.compare is not None:
+            other = view.run({**step.params, **step.compare})
+            parts += [Text(t("Beside it: ", "对照：") + settings_line(other.params), style="bold")]
+            parts += _tables(other, step.tables, lang)
+    if lesson.experiments:
+        parts += [Text(t("Experiments", "实验"), style="bold underline")]
+        for x in lesson.experiments:
+            values = " -> ".join(fmt_value(v) for v in x.values)
+            colon = "：" if lang == "zh" else ": "
+            parts += prose(f"[{x.key}] {x.title(lang)}{colon}{x.param} = {values}", width, style="bold", gap=False)
+            parts += prose(x.text(lang), width, indent=4, gap=False)
+        parts.append(Text(""))
+    if lesson.pitfalls:
+        parts += [Text(t("Pitfalls", "常见误区"), style="bold underline")]
+        for p in lesson.pitfalls:
+            lines = prose(p(lang), width, indent=2, gap=False)
+            lines[0] = Text("-" + lines[0].plain[1:])
+            parts += lines
+    return Group(*parts)
+
+
+def _tables(result, keys, lang):
+    parts = []
+    for table in result.tables:
+        if keys and table.key not in keys:
+            continue
+        parts += [Text(table.title(lang), style="bold"), render_table(table, lang)]
+        if table.note is not None:
+            parts.append(Text(table.note(lang), style="dim"))
+        parts.append(Text(""))
+    if not keys:
+        colon = "：" if lang == "zh" else ": "
+        parts += [Text(f"{f.label(lang)}{colon}{format_value(f.value, f.fmt, lang)}") for f in result.facts]
+        if result.facts:
+            parts.append(Text(""))
+    return parts
+
+
+def join_lines(lines) -> str:
+    """Join lines into one: with a space between Latin words, with nothing between CJK characters."""
+    from rich.cells import cell_len
+
+    out = ""
+    for line in (ln.strip() for ln in lines):
+        if not line:
+            continue
+        if out and not (cell_len(out[-1]) == 2 or cell_len(line[0]) == 2):
+            out += " "
+        out += line
+    return out
+
+
+def prose(text: str, width: int, indent: int = 0, style: str = "", gap: bool = True) -> list[Text]:
+    """Paragraphs (split on blank lines) wrapped to width cells, CJK-aware; a blank line after each when gap."""
+    out = []
+    for para in text.strip().split("\n\n"):
+        flat = join_lines(para.splitlines())
+        out += [Text(" " * indent + line, style=style) for line in wrap_cells(flat, width - indent)]
+        if gap:
+            out.append(Text(""))
+    return out

@@ -1,0 +1,361 @@
+"""Load and check lesson files: TOML read with tomllib, never executed.
+
+Every problem becomes a LessonError that names the file, the lesson, the step and the field, and
+says how to fix it. The loader collects all the problems of a folder before it reports, so an
+author sees them at once. See lessons/README.md for the format.
+"""
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.errors import EngineError
+from engine.views import VIEWS, Result, Tr
+
+FORMAT_VERSION = 1
+LANGS = ("zh", "en")
+SHIPPED = Path(__file__).resolve().parent
+FILE_NAME = re.compile(r"^(\d\d)-([a-z][a-z0-9-]*)\.toml$")
+PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+LESSON_KEYS = ("format_version", "id", "order", "title", "steps", "experiments", "pitfalls")
+STEP_KEYS = ("id", "title", "text", "view", "params", "compare", "tables")
+EXPERIMENT_KEYS = ("key", "title", "text", "param", "values")
+PITFALL_KEYS = ("text",)
+
+
+@dataclass(frozen=True)
+class Step:
+    id: str
+    title: Tr
+    text: Tr
+    view: str
+    params: dict
+    compare: dict | None = None     # a second variant of the same view, shown beside the first
+    tables: tuple[str, ...] = ()    # which of the view's tables to show; empty means all
+
+
+@dataclass(frozen=True)
+class Experiment:
+    key: str  # "1" to "9"
+    title: Tr
+    text: Tr
+    param: str
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str
+    order: int
+    title: Tr
+    steps: tuple[Step, ...]
+    experiments: tuple[Experiment, ...] = ()
+    pitfalls: tuple[Tr, ...] = ()
+    path: Path | None = field(default=None, compare=False)
+
+
+class LessonError(Exception):
+    """One problem in one lesson file, with where it is and how to fix it."""
+
+    def __init__(self, path, message, fix, lesson=None, step=None, fld=None, line=None):
+        self.path, self.message, self.fix = Path(path), message, fix
+        self.lesson, self.step, self.field, self.line = lesson, step, fld, line
+        super().__init__(str(self))
+
+    def __str__(self):
+        where = [str(self.path) + (f":{self.line}" if self.line else "")]
+        if self.lesson:
+            where.append(f"lesson {self.lesson!r}")
+        if self.step:
+            where.append(f"step {self.step!r}")
+        if self.field:
+            where.append(f"field {self.field!r}")
+        return f"{', '.join(where)}: {self.message}. Fix: {self.fix}"
+
+
+class LessonsInvalid(Exception):
+    """Raised by load_lessons(strict=True) with every error found."""
+
+    def __init__(self, errors):
+        self.errors = errors
+        super().__init__("\n".join(map(str, errors)))
+
+
+# --- reading ----------------------------------------------------------------------------
+
+class _Checker:
+    """Walks one parsed file, turning each problem into a LessonError."""
+
+    def __init__(self, path: Path):
+        self.path, self.errors, self.lesson_id, self.step_id = path, [], None, None
+
+    def error(self, message, fix, fld=None):
+        self.errors.append(LessonError(self.path, message, fix, self.lesson_id, self.step_id, fld))
+
+    def keys(self, table, allowed, where):
+        for key in table:
+            if key not in allowed:
+                self.error(f"unknown key {key!r}", f"use only {', '.join(allowed)}", f"{where}{key}")
+
+    def text(self, table, name, where=""):
+        """A {zh, en} text; empty strings and missing languages are errors."""
+        value = table.get(name)
+        fld = f"{where}{name}"
+        if not isinstance(value, dict):
+            self.error("missing or not a table of languages", f'write {name}.zh = "…" and {name}.en = "…"', fld)
+            return Tr("", "")
+        for lang in value:
+            if lang not in LANGS:
+                self.error(f"unknown language {lang!r}", "use zh and en", f"{fld}.{lang}")
+        for lang in LANGS:
+            if not isinstance(value.get(lang), str) or not value[lang].strip():
+                self.error(f"the {lang} text is missing or empty", f'add {name}.{lang} = "…"', f"{fld}.{lang}")
+        return Tr(str(value.get("en", "")).strip(), str(value.get("zh", "")).strip())
+
+    def view_params(self, view_id, params, fld):
+        """Check each parameter is one the view takes and a value it accepts; return them typed."""
+        view = VIEWS.get(view_id)
+        if view is None:
+            return {}
+        if not isinstance(params, dict):
+            self.error("must be a table", "write params = { name = value }", fld)
+            return {}
+        typed = {}
+        for name, raw in params.items():
+            try:
+                typed[name] = view.param(name).parse(raw)
+            except EngineError as err:
+                self.error(err.en, f"see `xf-tour views` for what {view_id!r} takes", f"{fld}.{name}")
+        return typed
+
+
+def parse_lesson(path: Path) -> tuple[Lesson | None, list[LessonError]]:
+    """Read one file; return the lesson (None if it cannot be built) and the problems found."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        line = getattr(err, "lineno", None) or _line_of(str(err))
+        return None, [LessonError(path, f"invalid TOML: {err}", "correct the TOML syntax on that line", line=line)]
+    except (OSError, UnicodeDecodeError) as err:
+        return None, [LessonError(path, f"cannot read the file: {err}", "save it as UTF-8 text")]
+    c = _Checker(path)
+    c.lesson_id = data.get("id") if isinstance(data.get("id"), str) else None
+    c.keys(data, LESSON_KEYS, "")
+    if data.get("format_version") != FORMAT_VERSION:
+        c.error(f"format_version must be {FORMAT_VERSION}", f"write format_version = {FORMAT_VERSION}",
+                "format_version")
+    m = FILE_NAME.match(path.name)
+    if c.lesson_id is None:
+        c.error("missing id", 'write id = "…", the part of the file name after NN-', "id")
+    elif not m or m.group(2) != c.lesson_id:
+        c.error(f"the file name {path.name!r} does not match the id", f"name the file NN-{c.lesson_id}.toml", "id")
+    order = data.get("order")
+    if not isinstance(order, int) or isinstance(order, bool) or order < 1:
+        c.error("order must be a whole number from 1", "write order = 1 for the first lesson", "order")
+        order = 0
+    title = c.text(data, "title")
+
+    steps = _steps(c, data.get("steps"))
+    experiments = _experiments(c, data.get("experiments", []), steps)
+    pitfalls = []
+    raw_pitfalls = data.get("pitfalls", [])
+    if not isinstance(raw_pitfalls, list):
+        c.error("must be an array of tables", "write each as [[pitfalls]]", "pitfalls")
+        raw_pitfalls = []
+    for i, p in enumerate(raw_pitfalls):
+        c.keys(p, PITFALL_KEYS, f"pitfalls[{i}].")
+        pitfalls.append(c.text(p, "text", f"pitfalls[{i}]."))
+    if c.errors:
+        return None, c.errors
+    return Lesson(c.lesson_id, order, title, tuple(steps), tuple(experiments), tuple(pitfalls), path), []
+
+
+def _steps(c: _Checker, raw):
+    if not isinstance(raw, list) or not raw:
+        c.error("a lesson needs at least one step", "add a [[steps]] table", "steps")
+        return []
+    steps, seen = [], set()
+    for i, s in enumerate(raw):
+        sid = s.get("id") if isinstance(s.get("id"), str) else None
+        c.step_id = sid or f"#{i + 1}"
+        if sid is None:
+            c.error("missing id", 'write id = "…", unique within the lesson', "id")
+        elif sid in seen:
+            c.error(f"duplicate step id {sid!r}", "give every step its own id", "id")
+        seen.add(sid)
+        c.keys(s, STEP_KEYS, "")
+        title, text = c.text(s, "title"), c.text(s, "text")
+        view = s.get("view")
+        if view not in VIEWS:
+            c.error(f"unknown view {view!r}", f"use one of: {', '.join(VIEWS)}", "view")
+        params = c.view_params(view, s.get("params", {}), "params")
+        compare = c.view_params(view, s["compare"], "compare") if "compare" in s else None
+        tables = s.get("tables", [])
+        if not isinstance(tables, list) or not all(isinstance(t, str) for t in tables):
+            c.error("must be a list of table keys", 'write tables = ["…"]', "tables")
+            tables = []
+        steps.append(Step(sid or "", title, text, view, params, compare, tuple(tables)))
+    c.step_id = None
+    return steps
+
+
+def _experiments(c: _Checker, raw, steps):
+    if not isinstance(raw, list):
+        c.error("must be an array of tables", "write each as [[experiments]]", "experiments")
+        return []
+    experiments, keys = [], set()
+    for i, e in enumerate(raw):
+        fld = f"experiments[{i}]."
+        c.keys(e, EXPERIMENT_KEYS, fld)
+        key = e.get("key")
+        if not isinstance(key, str) or key not in "123456789" or len(key) != 1:
+            c.error(f"key must be one digit from \"1\" to \"9\", got {key!r}", f'write key = "{i + 1}"', fld + "key")
+        elif key in keys:
+            c.error(f"key {key!r} is bound twice", "give each experiment its own key", fld + "key")
+        elif key != str(i + 1):
+            c.error(f"key {key!r} is out of order", f'the experiments box lists keys 1, 2, 3…: write key = "{i + 1}"',
+                    fld + "key")
+        keys.add(key)
+        title, text = c.text(e, "title", fld), c.text(e, "text", fld)
+        param, values = e.get("param"), e.get("values")
+        views = sorted({s.view for s in steps if s.view in VIEWS and param in {p.name for p in VIEWS[s.view].params}})
+        if not views:
+            c.error(f"no step of this lesson shows a view that takes {param!r}",
+                    "name a parameter of one of the lesson's views (see `xf-tour views`)", fld + "param")
+        if not isinstance(values, list) or len(values) < 2:
+            c.error("values needs at least two values", "write values = [first, second]", fld + "values")
+            values = []
+        typed = []
+        for v in values:
+            for view_id in views:
+                try:
+                    value = VIEWS[view_id].param(param).parse(v)
+                except EngineError as err:
+                    c.error(err.en, f"choose values that {view_id!r} accepts", fld + "values")
+                    break
+            else:
+                typed.append(value if views else v)
+        experiments.append(Experiment(key if isinstance(key, str) else "", title, text, param, tuple(typed)))
+    return experiments
+
+
+def _line_of(message: str) -> int | None:
+    m = re.search(r"line (\d+)", message)
+    return int(m.group(1)) if m else None
+
+
+# --- a folder of lessons ----------------------------------------------------------------
+
+def lesson_files(folder: Path) -> list[Path]:
+    return sorted(p for p in Path(folder).glob("*.toml") if p.is_file())
+
+
+def load_lessons(folder: Path = SHIPPED, strict: bool = True) -> tuple[list[Lesson], list[LessonError]]:
+    """Every lesson in `folder`, in order; with strict, any problem raises LessonsInvalid."""
+    folder = Path(folder)
+    lessons, errors = [], []
+    if not folder.is_dir():
+        errors.append(LessonError(folder, "not a folder", "give a folder that holds NN-ID.toml files"))
+    elif not lesson_files(folder):
+        errors.append(LessonError(folder, "holds no .toml lesson files", "add files named NN-ID.toml"))
+    for path in lesson_files(folder) if folder.is_dir() else []:
+        lesson, problems = parse_lesson(path)
+        errors += problems
+        if lesson is not None:
+            lessons.append(lesson)
+    for kind, attr in (("id", "id"), ("order", "order")):
+        seen = {}
+        for lesson in lessons:
+            value = getattr(lesson, attr)
+            if value in seen:
+                errors.append(LessonError(lesson.path, f"duplicate lesson {kind} {value!r}, also in {seen[value].name}",
+                                          f"give every lesson its own {kind}", lesson.id, fld=kind))
+            seen[value] = lesson.path
+    if strict and errors:
+        raise LessonsInvalid(errors)
+    return sorted(lessons, key=lambda lesson: lesson.order), errors
+
+
+# --- running the engine over a lesson ---------------------------------------------------
+
+def step_settings(step: Step, overrides: dict | None = None) -> dict:
+    """The step's parameters with the experiment settings its view takes laid over them."""
+    names = {p.name for p in VIEWS[step.view].params}
+    return {**step.params, **{k: v for k, v in (overrides or {}).items() if k in names}}
+
+
+def fill(text: str, result: Result, lang: str) -> str:
+    """Replace {table.row.column}, {fact} and {setting} placeholders with the engine's values, formatted."""
+    from tui.format import format_value  # formatting is shared with the screens
+
+    def one(m):
+        value, fmt = lookup(result, m.group(1))
+        return format_value(value, fmt, lang)
+    return PLACEHOLDER.sub(one, text)
+
+
+def lookup(result: Result, ref: str):
+    """The raw value and format a placeholder names; KeyError when it names nothing."""
+    parts = ref.split(".")
+    if len(parts) == 1:
+        for fact in result.facts:
+            if fact.key == parts[0]:
+                return fact.value, fact.fmt
+        if parts[0] in result.params:  # a setting, such as {draws}
+            value = result.params[parts[0]]
+            return value, "," if isinstance(value, int) and not isinstance(value, bool) else "text"
+        raise KeyError(f"no fact or setting {ref!r}")
+    if len(parts) != 3:
+        raise KeyError(f"{ref!r} is neither a fact nor table.row.column")
+    tables = {t.key: t for t in result.tables}
+    table = tables.get(parts[0])
+    if table is None:
+        raise KeyError(f"no table {parts[0]!r}")
+    cols = [c.key for c in table.columns]
+    if not parts[1].isdigit() or int(parts[1]) >= len(table.rows) or parts[2] not in cols:
+        raise KeyError(f"no cell {ref!r}")
+    col = cols.index(parts[2])
+    return table.rows[int(parts[1])][col], table.columns[col].fmt
+
+
+def check_deep(lesson: Lesson) -> list[LessonError]:
+    """Run every step through the engine at its settings and at each experiment value; check every placeholder."""
+    errors = []
+
+    def err(step, message, fix, fld):
+        errors.append(LessonError(lesson.path, message, fix, lesson.id, step.id, fld))
+
+    for step in lesson.steps:
+        variants = [({}, "params")]
+        variants += [({x.param: v}, f"experiments[{x.key}].values") for x in lesson.experiments for v in x.values
+                     if x.param in {p.name for p in VIEWS[step.view].params}]
+        for overrides, fld in variants:
+            for base, name in ((step.params, fld), ({**step.params, **(step.compare or {})}, "compare")):
+                if name == "compare" and step.compare is None:
+                    continue
+                try:
+                    result = VIEWS[step.view].run({**base, **overrides})
+                except EngineError as e:
+                    err(step, f"the engine refuses it: {e.en}", "choose values the view accepts", name)
+                    continue
+                keys = {t.key for t in result.tables}
+                for t in step.tables:
+                    if t not in keys:
+                        err(step, f"view {step.view!r} has no table {t!r}", f"use some of: {', '.join(sorted(keys))}",
+                            "tables")
+                for lang in LANGS:
+                    for ref in PLACEHOLDER.findall(step.text(lang)):
+                        try:
+                            lookup(result, ref)
+                        except KeyError as e:
+                            err(step, f"placeholder {{{ref}}}: {e.args[0]}",
+                                "name a fact, a setting, or table.row.column of the step's view (`xf-tour print VIEW --json`)",
+                                f"text.{lang}")
+    unique = []
+    for e in errors:  # the same bad placeholder would repeat for every experiment value
+        if str(e) not in map(str, unique):
+            unique.append(e)
+    return unique
