@@ -24,14 +24,18 @@ class WeightStats:
     mean_entropy: float  # entropy of each row in nats, averaged over rows
 
     @classmethod
-    def of(cls, weights):  # [n_q, n_k]
-        return cls(float(np.max(weights)), float(np.mean(entropy(weights))))
+    def of(cls, weights, causal=False):  # [n_q, n_k]
+        """Stats over the rows; with the causal mask, row 0 can only see itself and is left out."""
+        rows = weights[1:] if causal and len(weights) > 1 else weights
+        return cls(float(np.max(rows)), float(np.mean(entropy(rows))))
 
 
 # --- scaled vs unscaled -------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class AttentionDemo:
+    q: np.ndarray                # [n_seq, d]
+    k: np.ndarray                # [n_seq, d]
     scores: np.ndarray           # [n_seq, n_seq] q·k, before any scaling
     weights_raw: np.ndarray      # [n_seq, n_seq] softmax(q·k)
     weights_scaled: np.ndarray   # [n_seq, n_seq] softmax(q·k / √d)
@@ -41,14 +45,15 @@ class AttentionDemo:
 
 def attention_demo(d=8, seed=DEMO_SEED, causal=False, n_seq=3, d_model=8):
     """Three tokens projected to q, k, v of width d; the weights with and without ÷√d."""
-    check_bytes(3 * d_model * d * 8 + 3 * n_seq * d * 8, f"the attention demo at d={d}")
+    # x, the three projections and their scaled copy, q, k, v, and the temporaries of two attention passes
+    check_bytes((2 * 3 * d_model * d + 4 * 3 * n_seq * d) * 8, f"the attention demo at d={d}", f"d={d} 的注意力演示")
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n_seq, d_model))
     w_q, w_k, w_v = rng.standard_normal((3, d_model, d)) / np.sqrt(d_model)  # q, k entries: unit variance at any d
     q, k, v = x @ w_q, x @ w_k, x @ w_v  # [n_seq, d] each
     _, raw = attention(q, k, v, scale=False, causal=causal)
     _, scaled = attention(q, k, v, scale=True, causal=causal)
-    return AttentionDemo(q @ k.T, raw, scaled, WeightStats.of(raw), WeightStats.of(scaled))
+    return AttentionDemo(q, k, q @ k.T, raw, scaled, WeightStats.of(raw, causal), WeightStats.of(scaled, causal))
 
 
 @dataclass(frozen=True)
@@ -100,7 +105,8 @@ class MultiHeadDemo:
 
 def multi_head_demo(heads=4, seed=DEMO_SEED, n_seq=4, d_model=32):
     """One set of q, k cut into `heads` heads: how sharp each head's attention comes out."""
-    check_bytes(4 * d_model * d_model * 8 + heads * n_seq * n_seq * 8, "the multi-head demo")
+    check_bytes((2 * 4 * d_model * d_model + 4 * n_seq * d_model + heads * n_seq * n_seq) * 8,
+                "the multi-head demo", "多头演示")
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n_seq, d_model))
     w_q, w_k, w_v, w_o = rng.standard_normal((4, d_model, d_model)) / np.sqrt(d_model)
@@ -133,7 +139,7 @@ class PermutationDemo:
 
 def permutation_demo(seed=DEMO_SEED, d=8, positions=False):
     """Attention over "Alice owes Bob" and "Bob owes Alice", with or without sinusoidal positions added."""
-    check_bytes(5 * d * d * 8, f"the permutation demo at d={d}")
+    check_bytes((2 * 2 * d * d + 8 * 3 * d) * 8, f"the permutation demo at d={d}", f"d={d} 的打乱演示")
     rng = np.random.default_rng(seed)
     embed = rng.standard_normal((len(PERM_TOKENS), d))  # one vector per word
     w_q, w_k = rng.standard_normal((2, d, d)) / np.sqrt(d)
@@ -164,7 +170,7 @@ class RopeRow:
 def rope_demo(d=8, base=10000.0, seed=DEMO_SEED, pairs=ROPE_PAIRS):
     """One q and one k placed at several (m, n) with the same gap: RoPE gives one score, adding positions does not."""
     n_pos = max(max(p) for p in pairs) + 1
-    check_bytes(n_pos * d * 8 * 4, f"the RoPE demo at d={d}")
+    check_bytes((3 * n_pos * d + 8 * d) * 8, f"the RoPE demo at d={d}", f"d={d} 的 RoPE 演示")
     rng = np.random.default_rng(seed)
     q, k = rng.standard_normal((2, d))
     pe = sinusoidal_positions(n_pos, d, base)
@@ -218,7 +224,7 @@ def weight_vs_effect(seed=DEMO_SEED, draws=1000, n_seq=4, d=8):
     Token vectors get lengths that differ by a random factor (log-normal), as vectors in a real
     residual stream do; a long value vector with a small weight can move the output more.
     """
-    check_bytes(draws * n_seq * d * 8 * 6, "the weight-versus-effect demo")
+    check_bytes(draws * n_seq * d * 8 * 8, "the weight-versus-effect demo", "权重与影响演示")
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((draws, n_seq, d)) * np.exp(rng.standard_normal((draws, n_seq, 1)))
     w_q, w_k, w_v = rng.standard_normal((3, d, d)) / np.sqrt(d)

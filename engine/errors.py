@@ -23,11 +23,11 @@ class SizeError(EngineError):
     """A size whose arrays would pass MAX_BYTES."""
 
 
-def check_bytes(n_bytes: int, what: str) -> None:
-    """Refuse a demo whose arrays would pass MAX_BYTES."""
+def check_bytes(n_bytes: int, what_en: str, what_zh: str) -> None:
+    """Refuse a demo whose arrays would pass MAX_BYTES; `what` names it in each language."""
     if n_bytes > MAX_BYTES:
         mib, limit = n_bytes / 2**20, MAX_BYTES // 2**20
         raise SizeError(
-            f"{what} would allocate {mib:,.0f} MiB; the limit is {limit} MiB, choose smaller sizes",
-            f"{what} 需要分配 {mib:,.0f} MiB，上限是 {limit} MiB，请把尺寸调小",
+            f"{what_en} would allocate {mib:,.0f} MiB; the limit is {limit} MiB, choose smaller sizes",
+            f"{what_zh}需要分配 {mib:,.0f} MiB，上限是 {limit} MiB，请把尺寸调小",
         )

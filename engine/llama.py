@@ -61,7 +61,8 @@ def self_attention(x, w, n_head):  # [n_seq, d_model] -> [n_seq, d_model]
 
 def forward(tokens, cfg: TinyConfig = TinyConfig(), seed=DEMO_SEED, residual=True):
     """Run the prompt through every layer; keep x after each, and the last position's next-token probabilities."""
-    check_bytes(cfg.n_layer * (4 * cfg.d_model**2 + 3 * cfg.d_model * cfg.d_ff) * 8, f"a {cfg.n_layer}-layer pass")
+    check_bytes(2 * cfg.n_layer * (4 * cfg.d_model**2 + 3 * cfg.d_model * cfg.d_ff) * 8,
+                f"a {cfg.n_layer}-layer pass", f"{cfg.n_layer} 层的前向计算")
     w = init_weights(cfg, seed)
     x = w["embed"][[VOCAB.index(t) for t in tokens]]  # [n_seq, d_model]
     xs = [x]

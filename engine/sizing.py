@@ -9,6 +9,7 @@ from .errors import ParamError
 
 BYTES_PER_PARAM = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1, "int4": 0.5}
 MAX_DIM = 2**20  # no field of a config may pass this: far above any published model
+MAX_CONTEXT = 10**9  # tokens; the cache arithmetic is exact at any size, this only keeps typos out
 
 
 @dataclass(frozen=True)
@@ -137,14 +138,19 @@ def total_params(cfg: ModelConfig) -> int:
     return sum(param_count(cfg).values())
 
 
-def group_shares(cfg: ModelConfig) -> dict[str, float]:
-    """Fraction of the total in attention, FFN, embeddings + output, and norms."""
-    items, total = param_count(cfg), total_params(cfg)
+def group_counts(cfg: ModelConfig) -> dict[str, int]:
+    """Parameters in attention, FFN, embeddings + output, and norms; they add up to the total."""
     groups = {"attention": 0, "ffn": 0, "embeddings": 0, "norms": 0}
-    for name, n in items.items():
+    for name, n in param_count(cfg).items():
         group = name.split("/")[0]
         groups[{"embedding": "embeddings", "output": "embeddings", "norm": "norms"}.get(group, group)] += n
-    return {g: n / total for g, n in groups.items()}
+    return groups
+
+
+def group_shares(cfg: ModelConfig) -> dict[str, float]:
+    """Fraction of the total in attention, FFN, embeddings + output, and norms."""
+    total = total_params(cfg)
+    return {g: n / total for g, n in group_counts(cfg).items()}
 
 
 def weight_bytes(cfg: ModelConfig, dtype: str = "fp16") -> int:

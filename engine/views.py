@@ -7,6 +7,8 @@ Table cells hold ASCII symbols and CJK text only, so no cell changes width with 
 handling of East Asian ambiguous-width characters.
 """
 
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -55,8 +57,8 @@ class Param:
             return Tr(f"one of: {names}", f"以下之一：{names}")
         what = Tr("an even whole number", "偶数") if self.even else (
             Tr("a whole number", "整数") if self.kind == "int" else Tr("a number", "数"))
-        return Tr(f"{what.en} from {fmt_value(self.lo)} to {fmt_value(self.hi)}",
-                  f"{fmt_value(self.lo)} 到 {fmt_value(self.hi)} 之间的{what.zh}")
+        lo, hi = (f"{int(v):,}" if float(v).is_integer() else f"{v:g}" for v in (self.lo, self.hi))
+        return Tr(f"{what.en} from {lo} to {hi}", f"{lo} 到 {hi} 之间的{what.zh}")
 
     def parse(self, raw: Any) -> Any:
         """Turn a command-line or lesson value into the typed value, or raise ParamError."""
@@ -66,7 +68,7 @@ class Param:
         if value is None or not self._fits(value):
             allowed = self.allowed()
             raise ParamError(f"{self.name} must be {allowed.en}, got {raw!r}",
-                             f"{self.name} 必须是{allowed.zh}，收到 {raw!r}")
+                             f"{self.name} 必须是 {allowed.zh}，收到 {raw!r}")
         return value
 
     def _convert(self, raw):
@@ -77,13 +79,7 @@ class Param:
             return True if text in _TRUE else False if text in _FALSE else None
         if self.kind == "choice":
             return raw if raw in self.choices else None
-        if isinstance(raw, bool):
-            return None
-        try:
-            number = float(raw) if self.kind == "float" else _as_int(raw)
-        except (TypeError, ValueError):
-            return None
-        return number if np.isfinite(number) else None
+        return _number(raw, integer=self.kind == "int")
 
     def _fits(self, value) -> bool:
         if self.kind in ("bool", "choice"):
@@ -91,14 +87,27 @@ class Param:
         return self.lo <= value <= self.hi and not (self.even and value % 2)
 
 
-def _as_int(raw) -> int:
-    if isinstance(raw, float):
-        if not raw.is_integer():
-            raise ValueError(raw)
-        return int(raw)
-    if isinstance(raw, int):
-        return raw
-    return int(str(raw).strip().replace(",", ""))
+_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def _number(raw, integer: bool):
+    """One grammar for every numeric setting: ASCII digits, an optional sign, decimals and exponent;
+    an int setting takes only whole values. No commas, underscores or full-width digits."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, (int, float)):
+        value = raw
+    else:
+        text = str(raw).strip()
+        if not _NUMBER.fullmatch(text):
+            return None
+        value = int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else float(text)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        if integer:
+            return int(value) if value.is_integer() and abs(value) < 2**53 else None
+    return value
 
 
 def fmt_value(value) -> str:
@@ -167,7 +176,11 @@ class View:
         """Defaults overlaid with `settings`, each value checked and typed."""
         values = {p.name: p.default for p in self.params}
         for name, raw in (settings or {}).items():
-            values[name] = self.param(name).parse(raw)
+            param = self.param(name)
+            try:
+                values[name] = param.parse(raw)
+            except ParamError as err:  # say which view, since print --set may reach several
+                raise ParamError(f"{err.en} (view {self.id!r})", f"{err.zh}（视图 {self.id!r}）") from None
         return values
 
     def run(self, settings: dict | None = None) -> Result:
@@ -193,12 +206,14 @@ def _token_labels(n):
     return tuple(Tr(f"tok {i}", f"词 {i}") for i in range(n))
 
 
-def _stats_table(raw: demos.WeightStats, scaled: demos.WeightStats):
-    return Table("stats", Tr("Without and with the division by sqrt(d)", "除不除以 sqrt(d) 的对比"),
+def _stats_table(raw: demos.WeightStats, scaled: demos.WeightStats, causal=False):
+    note = Tr("with the causal mask, token 0 sees only itself; its row is left out",
+              "加了因果掩码，词 0 只能看到自己，这一行不计入") if causal else None
+    return Table("stats", Tr("Without and with the division by sqrt(d)", "除以 sqrt(d) 前后对比"),
                  (_col("variant", "weights", "权重"), _col("max_weight", "max weight", "最大权重", ".3f"),
-                  _col("mean_entropy", "mean entropy (nats)", "平均熵（纳特）", ".3f")),
-                 ((Tr("q.k (unscaled)", "q.k（不除）"), raw.max_weight, raw.mean_entropy),
-                  (Tr("q.k / sqrt(d)", "q.k / sqrt(d)"), scaled.max_weight, scaled.mean_entropy)))
+                  _col("mean_entropy", "mean entropy (nats)", "平均熵（奈特）", ".3f")),
+                 ((Tr("q.k (unscaled)", "q.k（未缩放）"), raw.max_weight, raw.mean_entropy),
+                  (Tr("q.k / sqrt(d)", "q.k / sqrt(d)"), scaled.max_weight, scaled.mean_entropy)), note=note)
 
 
 def _pick(n, keep=8):
@@ -217,13 +232,14 @@ def _mask(n):
 
 
 def _positional(n, d, base):
-    check_bytes(n * d * 8 * 3, f"a {n} x {d} position table")
+    check_bytes(n * d * 8 * 3, f"a {n} x {d} position table", f"{n} x {d} 的位置编码表")
     pe = positions.sinusoidal_positions(n, d, base)
-    dims = _pick(d)
+    dims, positions_shown = _pick(d), _pick(n, 16)
     cols = (_col("pos", "pos", "位置"),) + tuple(Column(f"d{j}", Tr(f"d{j}", f"d{j}"), "+.3f") for j in dims)
-    rows = tuple((i,) + tuple(float(pe[i, j]) for j in dims) for i in range(n))
-    note = None if d <= 8 else Tr(f"showing 8 of {d} dims: the first four and the last four",
-                                  f"只显示 {d} 维中的 8 维：前四维和后四维")
+    rows = tuple((i,) + tuple(float(pe[i, j]) for j in dims) for i in positions_shown)
+    cut = [Tr(f"{d} dims: the first four and the last four", f"{d} 维中的前四维和后四维")] if d > 8 else []
+    cut += [Tr(f"{n:,} positions: the first eight and the last eight", f"{n:,} 个位置中的前八个和后八个")] if n > 16 else []
+    note = Tr("showing " + "; ".join(c.en for c in cut), "只显示" + "；".join(c.zh for c in cut)) if cut else None
     pairs = _pick(d // 2)
     freq, wave = positions.frequencies(d, base), positions.wavelengths(d, base)
     wave_rows = tuple((i, f"d{2 * i}, d{2 * i + 1}", float(freq[i]), float(wave[i])) for i in pairs)
@@ -244,10 +260,10 @@ def _rope(d, base, seed):
         Table("scores", Tr("One q and one k at three places, the same distance apart",
                            "同一个 q 和 k 放在三处，间隔相同"),
               (_col("m", "q at m", "q 在 m", "d"), _col("n", "k at n", "k 在 n", "d"), _col("gap", "m - n", "m - n", "+d"),
-               _col("rope", "score with RoPE", "RoPE 打分", "+.6f"),
-               _col("added", "score, positions added", "加法位置打分", "+.6f")),
+               _col("rope", "score with RoPE", "RoPE 得分", "+.6f"),
+               _col("added", "score, positions added", "加性位置编码得分", "+.6f")),
               tuple((r.m, r.n, r.m - r.n, r.rope_score, r.additive_score) for r in rows)),
-    ), (Fact("rope_spread", Tr("largest gap between RoPE scores", "RoPE 打分之间的最大差"),
+    ), (Fact("rope_spread", Tr("largest gap between RoPE scores", "RoPE 得分之间的最大差"),
              max(r.rope_score for r in rows) - min(r.rope_score for r in rows), ".1e"),))
 
 
@@ -266,7 +282,7 @@ def _permutation(positions, seed, d):  # the name shadows the module, unused her
                       r.weights_shuffled, b_words),
         _matrix_table("permuted", Tr("P A P^T: A with rows and columns moved", "P A P^T：把 A 的行列换位"),
                       r.permuted, b_words),
-    ), (Fact("max_diff", Tr("max |A' - P A P^T|", "max |A' - P A P^T|"), r.max_diff, ".1e"),
+    ), (Fact("max_diff", Tr("max |A' - P A P^T|", "A' 与 P A P^T 的最大差"), r.max_diff, ".1e"),
         Fact("same", Tr("the shuffle only moved the weights", "打乱只是挪动了权重"), bool(r.max_diff < 1e-9))))
 
 
@@ -274,12 +290,12 @@ def _attention(d, seed, causal):
     r = demos.attention_demo(d, seed, causal)
     labels = _token_labels(3)
     return Result("attention", dict(d=d, seed=seed, causal=causal), (
-        _matrix_table("scores", Tr("Scores q.k, before softmax", "打分 q.k（softmax 之前）"), r.scores, labels,
+        _matrix_table("scores", Tr("Scores q.k, before softmax", "得分 q.k（softmax 之前）"), r.scores, labels,
                       fmt="+.2f", heat=False),
         _matrix_table("raw", Tr("Weights, softmax(q.k)", "权重 softmax(q.k)"), r.weights_raw, labels),
         _matrix_table("scaled", Tr("Weights, softmax(q.k / sqrt(d))", "权重 softmax(q.k / sqrt(d))"),
                       r.weights_scaled, labels),
-        _stats_table(r.raw, r.scaled),
+        _stats_table(r.raw, r.scaled, causal),
     ))
 
 
@@ -287,14 +303,14 @@ def _dsweep(draws, seed):
     rows = demos.d_sweep(draws=draws, seed=seed)
     return Result("dsweep", dict(draws=draws, seed=seed), (
         Table("sweep", Tr(f"Averaged over {draws:,} random draws of q and k", f"对 q、k 随机抽取 {draws:,} 次取平均"),
-              (_col("d", "d", "d", ","), _col("raw_max", "max weight", "最大权重", ".3f"),
-               _col("raw_entropy", "entropy", "熵", ".3f"),
-               _col("scaled_max", "max, /sqrt(d)", "最大权重 /sqrt(d)", ".3f"),
-               _col("scaled_entropy", "entropy, /sqrt(d)", "熵 /sqrt(d)", ".3f")),
+              (_col("d", "d", "d", ","), _col("raw_max", "max, unscaled", "最大权重（未缩放）", ".3f"),
+               _col("raw_entropy", "entropy, unscaled", "熵（未缩放）", ".3f"),
+               _col("scaled_max", "max, scaled", "最大权重（缩放后）", ".3f"),
+               _col("scaled_entropy", "entropy, scaled", "熵（缩放后）", ".3f")),
               tuple((r.d, r.raw.max_weight, r.raw.mean_entropy, r.scaled.max_weight, r.scaled.mean_entropy)
                     for r in rows),
               note=Tr("entropy in nats; the most a row of 3 can have is ln 3 = 1.099",
-                      "熵的单位是纳特；3 个位置的一行最多 ln 3 = 1.099")),
+                      "熵的单位是奈特（nat）；3 个位置的一行最多 ln 3 = 1.099")),
     ))
 
 
@@ -308,16 +324,16 @@ def _heads(heads, seed, n):
     labels = _token_labels(n)
     per_head = tuple(
         (h, d_model // heads, s.stats.max_weight, s.stats.mean_entropy,
-         Tr(f"tok {s.sharpest[0]} -> tok {s.sharpest[1]}", f"词 {s.sharpest[0]} 盯词 {s.sharpest[1]}"))
+         Tr(f"tok {s.sharpest[0]} -> tok {s.sharpest[1]}", f"词 {s.sharpest[0]} 最关注词 {s.sharpest[1]}"))
         for h, s in enumerate(r.heads))
     tables = [Table("heads", Tr(f"{heads} heads of d_model={d_model}", f"d_model={d_model} 切成 {heads} 个头"),
                     (_col("head", "head", "头"), _col("head_dim", "head_dim", "每头维度", "d"),
                      _col("max_weight", "max weight", "最大权重", ".3f"),
                      _col("mean_entropy", "mean entropy", "平均熵", ".3f"),
-                     _col("sharpest", "sharpest row", "最尖的一行")), per_head)]
-    tables += [_matrix_table(f"head{h}", Tr(f"Head {h}", f"第 {h} 头"), w, labels) for h, w in enumerate(r.weights)]
+                     _col("sharpest", "sharpest row", "最集中的一行")), per_head)]
+    tables += [_matrix_table(f"head{h}", Tr(f"Head {h}", f"第 {h} 个头"), w, labels) for h, w in enumerate(r.weights)]
     return Result("heads", dict(heads=heads, seed=seed, n=n), tuple(tables), (
-        Fact("spread", Tr("entropy spread, max / min", "熵的差距（最大 / 最小）"), r.entropy_spread, ".2f"),
+        Fact("spread", Tr("entropy ratio between heads, max / min", "各头熵之比（最大 / 最小）"), r.entropy_spread, ".2f"),
         Fact("layer_params", Tr("parameters of W_q, W_k, W_v, W_o", "W_q、W_k、W_v、W_o 的参数量"),
              r.layer_params, ","),
     ))
@@ -331,7 +347,11 @@ def _cat(causal):
         Table("sat", Tr('Where "sat" looks in "The cat sat on"', '「The cat sat on」里「sat」看向哪里'),
               (_col("token", "token", "词元"), _col("score", "q.k score", "打分 q.k", ".1f"),
                _col("weight", "softmax", "softmax", ".3f"),
-               _col("illustration", "reference's illustration", "参考资料的示意值", ".2f")), rows),
+               _col("illustration", "reference's illustration", "参考资料的示意值", ".2f")), rows,
+              note=Tr("the reference's weights were written by hand to illustrate; the softmax column is "
+                      "computed from the scores" + ("; the causal mask hides \"on\" from \"sat\"" if causal else ""),
+                      "参考资料的权重是为了说明而手写的示意值；softmax 一列由打分算出"
+                      + ("；因果掩码让「sat」看不到「on」" if causal else ""))),
     ), (Fact("sum", Tr("the weights add up to", "权重之和"), float(weights.sum()), ".3f"),))
 
 
@@ -353,10 +373,10 @@ def _residual(residual, seed, layers):
     top = np.argsort(-probs, kind="stable")[:5]
     return Result("residual", dict(residual=residual, seed=seed, layers=layers), (
         Table("stream", Tr(f'x through {layers} layers for "{" ".join(llama.PROMPT[1:])}"',
-                           f'「{" ".join(llama.PROMPT[1:])}」的 x 穿过 {layers} 层'),
-              (_col("stage", "after", "位置"), _col("shape", "shape", "形状"),
-               _col("norm_on", "|x| add", "|x| 相加", ".2f"), _col("cos_on", "cos add", "cos 相加", "+.2f"),
-               _col("norm_off", "|x| replace", "|x| 替换", ".2f"), _col("cos_off", "cos replace", "cos 替换", "+.2f")),
+                           f'「{" ".join(llama.PROMPT[1:])}」的 x 经过 {layers} 层'),
+              (_col("stage", "after", "阶段"), _col("shape", "shape", "形状"),
+               _col("norm_on", "|x| add", "|x|（有残差）", ".2f"), _col("cos_on", "cos add", "cos（有残差）", "+.2f"),
+               _col("norm_off", "|x| replace", "|x|（无残差）", ".2f"), _col("cos_off", "cos replace", "cos（无残差）", "+.2f")),
               rows, note=Tr("|x|: mean length of a token's vector; cos: its cosine with the token's embedding, "
                             "how much of the embedding is still there",
                             "|x|：每个词元向量的平均长度；cos：它与该词元嵌入的余弦，即嵌入还剩多少")),
@@ -373,7 +393,7 @@ _PART_NAMES = {
     "ffn/gate": Tr("FFN gate", "前馈 gate"), "ffn/up": Tr("FFN up", "前馈 up"), "ffn/down": Tr("FFN down", "前馈 down"),
     "norm/attention": Tr("RMSNorm before attention", "注意力前的 RMSNorm"),
     "norm/ffn": Tr("RMSNorm before FFN", "前馈前的 RMSNorm"),
-    "norm/final": Tr("final RMSNorm", "最后的 RMSNorm"),
+    "norm/final": Tr("final RMSNorm", "最终 RMSNorm"),
     "output": Tr("output head", "输出投影"),
 }
 _GROUP_NAMES = {"attention": Tr("attention", "注意力"), "ffn": Tr("FFN", "前馈"),
@@ -406,7 +426,7 @@ def _config_params(default_preset="llama2-7b"):
     def field_param(name, en, zh, hi=sizing.MAX_DIM):
         return Param(name, "int", None, Tr(en, zh), 1, hi, optional=True)
     return (
-        Param("preset", "choice", default_preset, Tr("model to start from", "起点模型"), choices=tuple(sizing.PRESETS)),
+        Param("preset", "choice", default_preset, Tr("model to start from", "基础预设"), choices=tuple(sizing.PRESETS)),
         field_param("layers", "number of layers", "层数"),
         field_param("hidden", "d_model, the width of x", "隐藏维度 d_model"),
         field_param("heads", "query heads", "查询头数"),
@@ -415,7 +435,7 @@ def _config_params(default_preset="llama2-7b"):
         field_param("ffn", "FFN hidden width", "前馈中间维度"),
         field_param("vocab", "vocabulary size", "词表大小"),
         Param("tied", "bool", None, Tr("output head shares the embedding", "输出投影与词嵌入共享"), optional=True),
-        Param("context", "int", 4096, Tr("tokens in the context", "上下文词元数"), 1, 10**7),
+        Param("context", "int", 4096, Tr("tokens in the context", "上下文词元数"), 1, sizing.MAX_CONTEXT),
     )
 
 
@@ -444,21 +464,21 @@ def _summary_table(cfg: sizing.ModelConfig, rep: dict) -> Table:
             "输出投影" + ("（与词嵌入共享）" if cfg.tied_embeddings else "")), items["output"]),
         (Tr("total without norms", "不含归一化的合计"), matrices),
         (Tr(f"RMSNorm weights, 2 per layer", "RMSNorm 权重，每层 2 个"), group["norm"] - items["norm/final"]),
-        (Tr("final RMSNorm", "最后的 RMSNorm"), items["norm/final"]),
+        (Tr("final RMSNorm", "最终 RMSNorm"), items["norm/final"]),
         (Tr("total", "总计"), rep["total"]),
     )
     return Table("summary", Tr(f"{cfg.name or 'This model'}, counted", f"{cfg.name or '当前模型'} 逐项计数"),
                  (_col("part", "part", "部件"), _col("count", "count", "参数量", ","),
-                  _col("short", "short", "简写", "short")), tuple((name, n, n) for name, n in rows))
+                  _col("short", "short", "约合", "short")), tuple((name, n, n) for name, n in rows))
 
 
 def _shares_table(cfg: sizing.ModelConfig, rep: dict) -> Table:
     total = rep["total"]
     return Table("shares", Tr(f"Where the parameters of {cfg.name or 'this model'} live",
-                              f"{cfg.name or '当前模型'} 的参数住在哪里"),
+                              f"{cfg.name or '当前模型'} 的参数分布"),
                  (_col("group", "group", "部分"), _col("count", "count", "参数量", ","),
                   _col("share", "share", "占比", "pct")),
-                 tuple((_GROUP_NAMES[g], round(s * total), s) for g, s in rep["shares"].items()))
+                 tuple((_GROUP_NAMES[g], n, n / total) for g, n in sizing.group_counts(cfg).items()))
 
 
 def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int | None = None,
@@ -469,7 +489,7 @@ def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int |
     rows = tuple((_PART_NAMES[k], form[k], n, n / total) for k, n in rep["items"].items())
     rows += ((Tr("total", "总计"), "", total, 1.0),)
     facts = [Fact("total", Tr("total parameters", "参数总量"), total, ","),
-             Fact("total_short", Tr("in short", "简写"), total, "short"),
+             Fact("total_short", Tr("in short", "约合"), total, "short"),
              Fact("per_layer", Tr("one layer with its two norms", "一层（含两个归一化）"), rep["per_layer"], ","),
              Fact("norms", Tr("all RMSNorm weights", "全部 RMSNorm 权重"),
                   sum(n for k, n in rep["items"].items() if k.startswith("norm/")), ",")]
@@ -495,7 +515,7 @@ def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int |
         Table("kv", Tr("KV cache in fp16", "fp16 的 KV 缓存"),
               (_col("what", "what", "项目"), _col("bytes", "bytes", "字节", ","), _col("size", "size", "大小", "bytes")),
               ((Tr("per token", "每个词元"), kv["per_token"], kv["per_token"]),
-               (Tr(f"one sequence of {context:,} tokens", f"一条 {context:,} 词元的序列"),
+               (Tr(f"one sequence of {context:,} tokens", f"一条 {context:,} 个词元的序列"),
                 kv["per_sequence"], kv["per_sequence"]))),
     ), tuple(facts))
 
@@ -503,7 +523,7 @@ def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int |
 def _kvcache(preset, context, kv_heads, batch, dtype):
     cfg = config_from(preset, None, None, None, kv_heads, None, None, None, None)
     variants = [(Tr(f"MHA, kv_heads={cfg.n_head}", f"MHA，kv_heads={cfg.n_head}"), cfg.with_(n_kv_head=cfg.n_head)),
-                (Tr(f"this model, kv_heads={cfg.n_kv_head}", f"当前，kv_heads={cfg.n_kv_head}"), cfg),
+                (Tr(f"this model, kv_heads={cfg.n_kv_head}", f"本模型，kv_heads={cfg.n_kv_head}"), cfg),
                 (Tr("MQA, kv_heads=1", "MQA，kv_heads=1"), cfg.with_(n_kv_head=1))]
     weights = sizing.weight_bytes(cfg, dtype)
     rows = tuple((name, sizing.kv_bytes_per_token(c, dtype), sizing.kv_cache_bytes(c, context, batch, dtype),
@@ -514,7 +534,7 @@ def _kvcache(preset, context, kv_heads, batch, dtype):
                           f"{cfg.name} 在 {context:,} 个词元、批大小 {batch} 时的 KV 缓存"),
               (_col("variant", "attention", "注意力"), _col("per_token", "per token", "每词元", "bytes"),
                _col("cache", "cache", "缓存", "bytes"), _col("total", "weights + cache", "权重 + 缓存", "bytes")), rows),
-        Table("context", Tr("The cache grows with every token", "缓存随词元线性增长"),
+        Table("context", Tr("The cache grows with every token", "缓存随上下文长度线性增长"),
               (_col("context", "context", "上下文", ","), _col("cache", "cache", "缓存", "bytes")), sweep),
     ), (Fact("formula", Tr("bytes per token", "每词元字节"),
              f"2 x {cfg.n_layer} x {cfg.n_kv_head} x {cfg.d_head} x {sizing.BYTES_PER_PARAM[dtype]:g}"),
@@ -526,9 +546,12 @@ _WIDTH_RULES = (("llama2-7b", None, 256), ("llama3-8b", 1.3, 1024), ("llama2-70b
 
 def _ffn(d_model, multiplier, multiple_of, seed):
     mult = multiplier or None  # 0 means no multiplier, as in Llama 2 7B
-    rules = [(Tr("yours", "自选"), d_model, mult, multiple_of)]
+    rules = [(Tr("yours", "自定义"), d_model, mult, multiple_of)]
     rules += [(Tr(sizing.PRESETS[name].name, sizing.PRESETS[name].name), sizing.PRESETS[name].d_model, m, mo)
               for name, m, mo in _WIDTH_RULES]
+    if sizing.swiglu_widths(d_model, multiple_of, mult)[1] < 1:
+        raise ParamError(f"multiplier={multiplier} leaves no FFN units; use 0 for none, or at least 0.1",
+                         f"multiplier={multiplier} 会让前馈一个单元都不剩；不用请写 0，否则至少 0.1")
     width_rows = tuple((label, dm, *sizing.swiglu_widths(dm, mo, m)[:2], mo, sizing.swiglu_hidden(dm, mo, m))
                        for label, dm, m, mo in rules)
     share_rows = []
@@ -538,7 +561,7 @@ def _ffn(d_model, multiplier, multiple_of, seed):
     unit = demos.swiglu_demo(seed)
     return Result("ffn", dict(d_model=d_model, multiplier=multiplier, multiple_of=multiple_of, seed=seed), (
         Table("gate", Tr("One token through SwiGLU: the gate decides what passes",
-                         "一个词元过 SwiGLU：门控决定放行多少"),
+                         "一个词元经过 SwiGLU：门控决定放行多少"),
               (_col("unit", "unit j", "单元 j"), _col("gate", "x.W_gate", "x.W_gate", "+.2f"),
                _col("silu", "silu(gate)", "silu(gate)", "+.2f"), _col("up", "x.W_up", "x.W_up", "+.2f"),
                _col("h", "product", "乘积", "+.2f")),
@@ -552,6 +575,45 @@ def _ffn(d_model, multiplier, multiple_of, seed):
               (_col("model", "model", "模型"), _col("attention", "attention", "注意力", "pct"),
                _col("ffn", "FFN", "前馈", "pct"), _col("embeddings", "embeddings + output", "词嵌入 + 输出", "pct")),
               tuple(share_rows)),
+    ))
+
+
+def _compare(a, b, context):
+    cfgs = [sizing.preset(a), sizing.preset(b)]
+
+    def per_layer(cfg, group):
+        return sum(n for k, n in sizing.layer_params(cfg).items() if k.startswith(group + "/"))
+
+    def emb_out(cfg):
+        items = sizing.param_count(cfg)
+        return items["embedding"] + items["output"]
+
+    def mha_kv(cfg):
+        return sizing.kv_bytes_per_token(cfg.with_(n_kv_head=cfg.n_head))
+
+    rows = [
+        (Tr("attention, one layer", "注意力（一层）"), ",", lambda c: per_layer(c, "attention")),
+        (Tr("FFN, one layer", "前馈（一层）"), ",", lambda c: per_layer(c, "ffn")),
+        (Tr("attention, all layers", "注意力（全部层）"), ",", lambda c: c.n_layer * per_layer(c, "attention")),
+        (Tr("FFN, all layers", "前馈（全部层）"), ",", lambda c: c.n_layer * per_layer(c, "ffn")),
+        (Tr("embedding + output", "词嵌入 + 输出"), ",", emb_out),
+        (Tr("norms", "归一化"), ",", lambda c: sizing.group_counts(c)["norms"]),
+        (Tr("total", "总计"), ",", sizing.total_params),
+        (Tr("fp16 weights", "fp16 权重"), "bytes", sizing.weight_bytes),
+        (Tr("KV cache per token, fp16", "每词元 KV 缓存（fp16）"), "bytes", sizing.kv_bytes_per_token),
+        (Tr("the same with MHA", "若用 MHA"), "bytes", mha_kv),
+        (Tr(f"KV cache at {context:,} tokens", f"{context:,} 个词元的 KV 缓存"), "bytes",
+         lambda c: sizing.kv_cache_bytes(c, context)),
+    ]
+    def table(key, title, fmt):
+        return Table(key, title, (_col("part", "part", "部件"), Column("a", Tr(cfgs[0].name, cfgs[0].name), fmt),
+                                  Column("b", Tr(cfgs[1].name, cfgs[1].name), fmt)),
+                     tuple((label, f(cfgs[0]), f(cfgs[1])) for label, row_fmt, f in rows if row_fmt == fmt))
+
+    return Result("compare", dict(a=a, b=b, context=context), (
+        table("counts", Tr(f"Parameters: {cfgs[0].name} beside {cfgs[1].name}",
+                           f"参数量：{cfgs[0].name} 与 {cfgs[1].name} 对照"), ","),
+        table("memory", Tr("Memory", "内存"), "bytes"),
     ))
 
 
@@ -599,9 +661,9 @@ def _explain(seed, draws):
 
 VIEWS: dict[str, View] = {v.id: v for v in (
     View("mask", Tr("The causal mask", "因果掩码"),
-         (Param("n", "int", 4, Tr("tokens", "词元数"), 1, 16),), _mask, (ops.causal_mask,)),
+         (Param("n", "int", 4, Tr("tokens", "词元数"), 1, 10),), _mask, (ops.causal_mask,)),
     View("positional", Tr("Sinusoidal positions", "正弦位置编码"),
-         (Param("n", "int", 4, Tr("positions", "位置数"), 1, 10**9),
+         (Param("n", "int", 4, Tr("positions", "位置数"), 1, 10**7),
           Param("d", "int", 8, Tr("dims", "维度"), 2, 10**9, even=True),
           Param("base", "float", 10000.0, Tr("base of the frequencies", "频率的底数"), 2, 1e9)),
          _positional, (positions.sinusoidal_positions, positions.wavelengths)),
@@ -610,7 +672,7 @@ VIEWS: dict[str, View] = {v.id: v for v in (
           Param("base", "float", 10000.0, Tr("base of the frequencies", "频率的底数"), 2, 1e9),
           Param("seed", "int", demos.DEMO_SEED, Tr("random draw of q and k", "q、k 的随机种子"), 0, 2**32 - 1)),
          _rope, (positions.apply_rope, demos.rope_demo)),
-    View("permutation", Tr("Attention alone is a bag of words", "只有注意力，句子就是一袋词"),
+    View("permutation", Tr("Attention alone is a bag of words", "只有注意力时，句子只是词袋"),
          (Param("positions", "bool", False, Tr("add sinusoidal positions", "加上正弦位置编码")),
           Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
           Param("d", "int", 8, Tr("dims", "维度"), 2, 10**9, even=True)),
@@ -627,7 +689,7 @@ VIEWS: dict[str, View] = {v.id: v for v in (
     View("heads", Tr("Multi-head attention", "多头注意力"),
          (Param("heads", "int", 4, Tr("heads (must divide 32)", "头数（须整除 32）"), 1, 32),
           Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
-          Param("n", "int", 4, Tr("tokens", "词元数"), 2, 12)),
+          Param("n", "int", 4, Tr("tokens", "词元数"), 2, 8)),
          _heads, (ops.split_heads, demos.multi_head_demo)),
     View("cat", Tr('"The cat sat on": the real softmax', '「The cat sat on」：真正的 softmax'),
          (Param("causal", "bool", False, Tr("apply the causal mask", "加因果掩码")),), _cat, (ops.softmax, demos.cat_demo)),
@@ -644,20 +706,26 @@ VIEWS: dict[str, View] = {v.id: v for v in (
          _ffn, (ops.swiglu, sizing.swiglu_widths)),
     View("context", Tr("The cost of context", "上下文的代价"),
          (Param("preset", "choice", "llama2-7b", Tr("model", "模型"), choices=tuple(sizing.PRESETS)),
-          Param("prompt", "int", 4096, Tr("a prompt length to add to the table", "加进表里的提示词长度"), 1, 10**7),
+          Param("prompt", "int", 4096, Tr("a prompt length to add to the table", "加进表里的提示词长度"), 1,
+                sizing.MAX_CONTEXT),
           Param("dtype", "choice", "fp16", Tr("weight precision", "权重精度"), choices=_DTYPES)),
          _context, (sizing.prefill_flops, sizing.decode_tokens_per_second)),
     View("explain", Tr("Attention weights are not explanations", "注意力权重不是解释"),
          (Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
           Param("draws", "int", 1000, Tr("draws for the rate", "统计用的抽样次数"), 100, 100000)),
          _explain, (demos.weight_vs_effect,)),
-    View("params", Tr("Counting parameters", "数参数"), _config_params(), _params,
+    View("compare", Tr("Two models side by side", "两个模型对照"),
+         (Param("a", "choice", "llama2-7b", Tr("first model", "第一个模型"), choices=tuple(sizing.PRESETS)),
+          Param("b", "choice", "llama3-8b", Tr("second model", "第二个模型"), choices=tuple(sizing.PRESETS)),
+          Param("context", "int", 8192, Tr("tokens for the cache row", "缓存一行的词元数"), 1, sizing.MAX_CONTEXT)),
+         _compare, (sizing.param_count, sizing.kv_bytes_per_token)),
+    View("params", Tr("Counting parameters", "参数量统计"), _config_params(), _params,
          (sizing.param_count, sizing.layer_params)),
     View("kvcache", Tr("The KV cache", "KV 缓存"),
          (Param("preset", "choice", "llama2-7b", Tr("model", "模型"), choices=tuple(sizing.PRESETS)),
-          Param("context", "int", 4096, Tr("tokens in the context", "上下文词元数"), 1, 10**7),
+          Param("context", "int", 4096, Tr("tokens in the context", "上下文词元数"), 1, sizing.MAX_CONTEXT),
           Param("kv_heads", "int", None, Tr("key/value heads", "键值头数"), 1, 1024, optional=True),
-          Param("batch", "int", 1, Tr("sequences at once", "同时的序列数"), 1, 4096),
+          Param("batch", "int", 1, Tr("sequences at once", "批大小"), 1, 4096),
           Param("dtype", "choice", "fp16", Tr("cache precision", "缓存精度"), choices=_DTYPES)),
          _kvcache, (sizing.kv_bytes_per_token, sizing.kv_cache_bytes)),
 )}

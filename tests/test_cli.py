@@ -10,7 +10,7 @@ import pytest
 from rich.cells import cell_len
 
 import engine
-from conftest import run_cli
+from conftest import ROOT, run_cli
 
 
 def squeeze(text):
@@ -80,6 +80,14 @@ def test_params_table_shows_the_count_and_the_cache():
     (["params", "--preset", "llama2-7b", "--kv-heads", "5"], "must divide"),
     (["params", "--context", "-1"], "--context must be"),
     (["--lang", "fr", "views"], "invalid choice: 'fr'"),
+    (["print", "positional", "--set", "d=99999999999999999999999"], "d must be an even whole number"),
+    (["print", "attention", "--set", "seed=99999999999999999999999999"], "seed must be a whole number"),
+    (["print", "kvcache", "--set", "kv_heads=-99999999999999999999"], "kv_heads must be a whole number"),
+    (["params", "--context", "99999999999999999999"], "--context must be a whole number"),
+    (["params", "--layers", "99999999999999999999"], "--layers must be a whole number"),
+    (["params", "--preset", ""], "unknown preset ''"),
+    (["print", "--set", "n=16"], "(view 'mask')"),
+    (["print", "--lesson", "nope"], "unknown lesson 'nope'"),
     (["fly"], "invalid choice: 'fly'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, words):
@@ -160,3 +168,13 @@ def test_console_script_is_installed():
     import subprocess
     out = subprocess.run([exe, "print", "cat"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "0.708" in out.stdout
+
+
+def test_a_reader_that_leaves_early_is_not_an_error():
+    import os
+    import subprocess
+    env = {**os.environ, "LANG": "C.UTF-8"}
+    pipe = subprocess.run(f"'{sys.executable}' -m tui print | head -1; exit ${{PIPESTATUS[0]}}", shell=True,
+                          executable="/bin/bash", capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert pipe.returncode == 0, pipe.stderr
+    assert pipe.stderr == "" and pipe.stdout.strip() == engine.VIEWS["mask"].title("en")

@@ -91,8 +91,12 @@ def test_rms_norm_and_swiglu_shapes():
     x = rng.standard_normal((3, 8))
     y = engine.rms_norm(x, np.ones(8))
     assert_allclose(np.sqrt(np.mean(y**2, axis=-1)), 1.0, rtol=1e-4)
-    out = engine.swiglu(x, *rng.standard_normal((2, 8, 16)), rng.standard_normal((16, 8)))
-    assert out.shape == (3, 8)
+    g, u = rng.standard_normal((2, 8, 16))
+    down = rng.standard_normal((16, 8))
+    out = engine.swiglu(x, g, u, down)
+    sigmoid = 1 / (1 + np.exp(-(x @ g)))
+    assert_allclose(out, ((x @ g) * sigmoid * (x @ u)) @ down)
+    assert engine.silu(np.array(0.0)) == 0.0 and engine.silu(np.array(30.0)) == pytest.approx(30.0)
 
 
 def test_permutation_without_positions_only_moves_the_weights():
@@ -113,7 +117,10 @@ def test_multi_head_keeps_the_parameter_count():
     for h in four.heads:
         i, j = h.sharpest
         assert four.weights[four.heads.index(h), i, j] == pytest.approx(h.stats.max_weight)
-    assert four.entropy_spread >= 1.0
+    ents = [h.stats.mean_entropy for h in four.heads]
+    assert four.entropy_spread == pytest.approx(max(ents) / min(ents))
+    for h, w in zip(four.heads, four.weights):
+        assert h.stats.mean_entropy == pytest.approx(np.mean(engine.entropy(w)))
 
 
 def test_mini_forward_keeps_the_shape_and_adds():
@@ -132,3 +139,18 @@ def test_same_seed_same_numbers():
     a, b = engine.attention_demo(seed=7), engine.attention_demo(seed=7)
     assert np.array_equal(a.weights_scaled, b.weights_scaled)
     assert not np.array_equal(a.weights_scaled, engine.attention_demo(seed=8).weights_scaled)
+
+
+def test_causal_stats_leave_out_the_row_that_sees_only_itself():
+    demo = engine.attention_demo(causal=True)
+    assert demo.weights_raw[0, 0] == 1.0
+    assert demo.scaled.max_weight == pytest.approx(np.max(demo.weights_scaled[1:]))
+    assert demo.scaled.mean_entropy == pytest.approx(np.mean(engine.entropy(demo.weights_scaled[1:])))
+
+
+def test_the_engine_never_touches_numpy_global_random_state():
+    """Every demo draws from its own seeded generator, so a rerun gives the same digits."""
+    before = np.random.get_state()[1].copy()
+    for view in engine.VIEWS.values():
+        view.run()
+    assert np.array_equal(np.random.get_state()[1], before)

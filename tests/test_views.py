@@ -1,5 +1,6 @@
 """Views: every one runs, refuses what it must, and keeps its table cells a fixed width."""
 
+import re
 import unicodedata
 
 import pytest
@@ -9,6 +10,8 @@ from engine.views import VIEWS
 from tui.format import format_value
 
 LANGS = ("zh", "en")
+SAME_IN_BOTH = {"softmax", "sqrt", "RoPE", "gate", "silu", "TFLOPs", "dtype", "model", "head", "dim", "Llama",
+                "Gemma", "Mistral", "NeMo", "TinyLlama", "owes", "Alice", "Bob"}
 VARIANTS = [(v, {}) for v in VIEWS] + [
     ("positional", {"base": "100"}), ("positional", {"d": "64", "n": "12"}), ("attention", {"d": "4096"}),
     ("attention", {"causal": "on"}), ("heads", {"heads": "8"}), ("cat", {"causal": "on"}),
@@ -55,10 +58,14 @@ def test_every_text_exists_in_both_languages(view_id):
     texts += [f.label for f in result.facts]
     for text in texts:
         assert text.zh and text.en, text
+        if text.zh == text.en:  # the same text in both languages is fine only for symbols and names
+            words = set(re.findall(r"[A-Za-z]{3,}", text.en)) - SAME_IN_BOTH
+            assert not words, f"{view_id}: {text.en!r} reads as English in zh"
 
 
 @pytest.mark.parametrize("view_id, settings, words", [
     ("positional", {"n": "100000", "d": "1000"}, "64 MiB"),
+    ("positional", {"n": "3000000", "d": "2"}, "64 MiB"),
     ("attention", {"d": "10000000"}, "64 MiB"),
     ("rope", {"d": "10000000"}, "64 MiB"),
     ("permutation", {"d": "4096"}, "64 MiB"),
@@ -80,7 +87,7 @@ def test_oversized_demos_are_refused(view_id, settings, words):
     ("params", {"preset": "gpt-9"}, "one of"),
     ("params", {"heads": "7"}, "does not divide"),
     ("kvcache", {"kv_heads": "5"}, "must divide"),
-    ("dsweep", {"draws": "10"}, "from 1000"),
+    ("dsweep", {"draws": "10"}, "from 1,000"),
     ("cat", {"nope": "1"}, "no parameter"),
 ])
 def test_bad_settings_are_refused_in_both_languages(view_id, settings, words):
@@ -107,3 +114,43 @@ def test_params_view_overrides_fields_of_the_preset():
     assert result.params["layers"] == 40
     assert total == engine.total_params(engine.PRESETS["llama2-7b"].with_(n_layer=40))
     assert {f.key: f.value for f in result.facts}["matches"] is False  # a changed model is not the published one
+
+
+def test_huge_tables_show_a_bounded_number_of_rows():
+    """Rendering is part of the budget: a million positions print 16 rows, not a million."""
+    result = engine.run_view("positional", {"n": "1000000", "d": "2"})
+    table = result.tables[0]
+    assert len(table.rows) == 16 and table.rows[-1][0] == 999_999
+    assert "1,000,000" in table.note.en and "1,000,000" in table.note.zh
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("view_id, settings", VARIANTS + [("mask", {"n": "10"}), ("heads", {"n": "8", "heads": "8"})])
+def test_every_table_fits_80_cells_unsqueezed(view_id, settings, lang):
+    """Measured at its natural width, so Rich cannot hide an overflow by wrapping cells."""
+    from rich.cells import cell_len
+    from tui.plain import table_width
+    for table in engine.run_view(view_id, settings).tables:
+        assert table_width(table, lang) <= 80 and cell_len(table.title(lang)) <= 80, (view_id, table.key)
+
+
+@pytest.mark.parametrize("settings", [{"n": "11"}, {"n": "0"}])
+def test_mask_refuses_sizes_that_would_not_fit(settings):
+    with pytest.raises(engine.ParamError, match="from 1 to 10"):
+        engine.run_view("mask", settings)
+
+
+def test_the_ffn_rule_refuses_a_width_of_zero():
+    with pytest.raises(engine.ParamError, match="no FFN units"):
+        engine.run_view("ffn", {"multiplier": "1e-300"})
+
+
+@pytest.mark.parametrize("raw", ["１２", "1_000", "10,000", "1e400", "nan", "inf", "", "0x10", "2.5"])
+def test_one_number_grammar(raw):
+    with pytest.raises(engine.ParamError):
+        engine.run_view("attention", {"d": raw})
+
+
+@pytest.mark.parametrize("raw, value", [("64", 64), ("+64", 64), ("6.4e1", 64), ("64.0", 64)])
+def test_whole_numbers_may_be_written_several_ways(raw, value):
+    assert engine.run_view("attention", {"d": raw}).params["d"] == value

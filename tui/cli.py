@@ -30,7 +30,14 @@ def _lang_in(argv) -> str | None:
 
 
 class UsageError(Exception):
-    """Bad command-line input that argparse cannot see, such as a malformed --set."""
+    """Bad command-line input that argparse cannot see, such as a malformed --set; worded in both languages."""
+
+    def __init__(self, en: str, zh: str):
+        super().__init__(en)
+        self.en, self.zh = en, zh
+
+    def text(self, lang: str) -> str:
+        return self.zh if lang == "zh" else self.en
 
 
 class Parser(argparse.ArgumentParser):
@@ -113,16 +120,23 @@ def main(argv=None) -> int:
         return 0
     from engine.errors import EngineError  # numpy comes in here, after the arguments are known good
 
+    label = "错误" if lang == "zh" else "error"
     try:
         return args.func(args, lang)
     except (EngineError, UsageError) as err:
-        message = err.text(lang) if isinstance(err, EngineError) else str(err)
-        label = "错误" if lang == "zh" else "error"
-        print(f"{PROG} {args.command}: {label}: {message}", file=sys.stderr)
+        print(f"{PROG} {args.command}: {label}: {err.text(lang)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `xf-tour print | head`: the reader left, which is fine
-        sys.stderr.close()
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # a bug: one line, not a traceback; XF_TOUR_DEBUG=1 shows the traceback
+        if os.environ.get("XF_TOUR_DEBUG"):
+            raise
+        print(f"{PROG} {args.command}: internal {label}: {type(err).__name__}: {err} "
+              "(rerun with XF_TOUR_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
 
 
 # --- commands ---------------------------------------------------------------------------
@@ -139,8 +153,9 @@ def cmd_views(args, lang) -> int:
         return 0
     for v in VIEWS.values():
         print(f"{v.id}  {v.title(lang)}")
+        sep = "；" if lang == "zh" else "; "
         for p in v.params:
-            print(f"    {p.name}={fmt_value(p.default):<10} {p.help(lang)}; {p.allowed()(lang)}")
+            print(f"    {p.name}={fmt_value(p.default):<10} {p.help(lang)}{sep}{p.allowed()(lang)}")
     return 0
 
 
@@ -149,7 +164,7 @@ def _parse_sets(pairs) -> dict[str, str]:
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
-            raise UsageError(f"--set takes NAME=VALUE, got {pair!r}")
+            raise UsageError(f"--set takes NAME=VALUE, got {pair!r}", f"--set 的格式是 NAME=VALUE，收到 {pair!r}")
         settings[name.strip()] = value.strip()
     return settings
 
@@ -161,14 +176,13 @@ def _load(args):
     folder = getattr(args, "lessons", None) or SHIPPED
     try:
         lessons, _ = load_lessons(folder)
+        problems = [] if folder == SHIPPED else [e for x in lessons for e in check_deep(x)]
     except LessonsInvalid as err:
-        raise UsageError(f"{err.errors[0]} (and {len(err.errors) - 1} more: xf-tour check-lessons {folder})"
-                         if len(err.errors) > 1 else str(err.errors[0])) from None
-    if folder != SHIPPED:  # a learner's own folder gets the engine check too; the shipped one is tested
-        for lesson in lessons:
-            problems = check_deep(lesson)
-            if problems:
-                raise UsageError(str(problems[0]))
+        problems = err.errors
+    if problems:  # the shipped lessons are checked by the tests; a learner's own folder is checked here
+        more = len(problems) - 1
+        raise UsageError(f"{problems[0]}" + (f" (and {more} more: {PROG} check-lessons {folder})" if more else ""),
+                         f"{problems[0]}" + (f"（另有 {more} 个问题：{PROG} check-lessons {folder}）" if more else ""))
     return lessons
 
 
@@ -226,28 +240,29 @@ def cmd_print(args, lang) -> int:
 
 def _print_lesson(args, lang) -> int:
     if args.views or args.set or args.json:
-        raise UsageError("--lesson prints a whole lesson; give no VIEW, --set or --json with it")
+        raise UsageError("--lesson prints a whole lesson; give no VIEW, --set or --json with it",
+                         "--lesson 打印整节课，不能同时给 VIEW、--set 或 --json")
     lessons = _load(args)
     by_id = {x.id: x for x in lessons}
     if args.lesson not in by_id:
-        raise UsageError(f"unknown lesson {args.lesson!r}; choose one of: {', '.join(by_id)}")
-    from .plain import console, render_lesson
-    out = console()
-    out.print(render_lesson(by_id[args.lesson], lang, min(out.width, 80)), overflow="ignore", crop=False)
+        ids = ", ".join(by_id)
+        raise UsageError(f"unknown lesson {args.lesson!r}; choose one of: {ids}",
+                         f"没有名为 {args.lesson!r} 的课程；可选：{ids}")
+    from .plain import render_lesson, write
+    write(lambda out: render_lesson(by_id[args.lesson], lang, min(out.width, 80)))
     return 0
 
 
 def _emit(results, as_json, lang) -> int:
-    from .plain import console, dumps, render_result, result_json
+    from .plain import dumps, render_result, result_json, write
 
     if as_json:
         print(dumps({"lang": lang, "views": [result_json(r, v.title(lang), lang) for v, r in results]}))
         return 0
-    out = console()
-    for i, (v, r) in enumerate(results):
-        if i:
-            out.print()
-        out.print(render_result(r, v.title(lang), lang))
+    from rich.console import Group
+    from rich.text import Text
+    write(lambda out: Group(*[part for i, (v, r) in enumerate(results)
+                              for part in ([Text("")] if i else []) + [render_result(r, v.title(lang), lang, out.width)]]))
     return 0
 
 
@@ -269,7 +284,7 @@ def _config(args):
     if args.tied:
         given["tied_embeddings"] = True
     if args.preset is not None or not given:
-        name = args.preset or "llama2-7b"
+        name = "llama2-7b" if args.preset is None else args.preset
         base = sizing.preset(name)
         if "head_dim" not in given and ({"d_model", "n_head"} & given.keys()):
             given["head_dim"] = None
@@ -278,8 +293,9 @@ def _config(args):
     missing = [flag for k, (flag, _) in fields.items()
                if k in ("n_layer", "d_model", "n_head", "d_ff", "n_vocab") and k not in given]
     if missing:
-        raise UsageError(f"missing {' '.join(missing)}: give --layers --hidden --heads --ffn --vocab, "
-                         "or --preset NAME")
+        flags = " ".join(missing)
+        raise UsageError(f"missing {flags}: give --layers --hidden --heads --ffn --vocab, or --preset NAME",
+                         f"缺少 {flags}：请给出 --layers --hidden --heads --ffn --vocab，或 --preset NAME")
     given.setdefault("n_kv_head", given["n_head"])
     return sizing.ModelConfig(**given, name="custom"), None, None
 
@@ -289,7 +305,7 @@ def cmd_params(args, lang) -> int:
     from engine import sizing
     from engine.views import Param, Tr, params_result
 
-    context = Param("--context", "int", None, Tr("", ""), 1, 10**9).parse(args.context)
+    context = Param("--context", "int", None, Tr("", ""), 1, sizing.MAX_CONTEXT).parse(args.context)
     cfg, name, published = _config(args)
     if args.json:
         from .plain import dumps

@@ -16,6 +16,8 @@ def short_count(n, lang) -> str:
     """A count in 亿 (10^8) for zh, and in M or B for en."""
     if lang == "zh":
         return f"{n / 1e8:,.2f} 亿" if n >= 1e6 else f"{n:,}"
+    if n >= 1e12:
+        return f"{n / 1e12:,.2f} T"
     if n >= 1e9:
         return f"{n / 1e9:,.2f} B"
     return f"{n / 1e6:,.2f} M" if n >= 1e6 else f"{n:,}"

@@ -8,6 +8,7 @@ import json
 import math
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -36,10 +37,31 @@ def render_table(table, lang: str) -> Table:
     return out
 
 
-def render_result(result: Result, title: str, lang: str) -> Group:
+def render_result(result: Result, title: str, lang: str, width: int = 80) -> Group:
     """A whole view: its title, its settings, its tables and its facts."""
-    parts = [Text(title, style="bold underline"), Text(settings_line(result.params), style="dim"), Text("")]
-    return Group(*parts, *_tables(result, (), lang))
+    parts = [Text(title, style="bold underline"), *prose(settings_line(result.params), width, style="dim")]
+    return Group(*parts, *_tables(result, (), lang, width))
+
+
+def table_width(table, lang: str) -> int:
+    """Cells the rendered table needs: widest cell per column, one space of padding between columns."""
+    widths = [cell_len(col.label(lang)) for col in table.columns]
+    for row in table.rows:
+        for i, (value, col) in enumerate(zip(row, table.columns)):
+            widths[i] = max(widths[i], cell_len(format_value(value, col.fmt, lang)))
+    return sum(widths) + 2 * (len(widths) - 1)
+
+
+def write(make) -> None:
+    """Render make(console) and write it to stdout in one piece: plain text when stdout is not a
+    terminal, and a reader that leaves early (`| head`) surfaces as BrokenPipeError, not as exit 1."""
+    import sys
+
+    out = console()
+    with out.capture() as captured:
+        out.print(make(out))
+    sys.stdout.write(captured.get())
+    sys.stdout.flush()
 
 
 def console(file=None) -> Console:
@@ -90,13 +112,13 @@ def render_lesson(lesson, lang: str, width: int = 80) -> Group:
         result = view.run(step.params)
         parts += [Text(t(f"Step {i}/{len(lesson.steps)}: ", f"第 {i}/{len(lesson.steps)} 步：") + step.title(lang),
                        style="bold"),
-                  Text(settings_line(result.params), style="dim"), Text("")]
+                  *prose(settings_line(result.params), width, style="dim")]
         parts += prose(fill(step.text(lang), result, lang), width)
-        parts += _tables(result, step.tables, lang)
+        parts += _tables(result, step.tables, lang, width)
         if step.compare is not None:
             other = view.run({**step.params, **step.compare})
             parts += [Text(t("Beside it: ", "对照：") + settings_line(other.params), style="bold")]
-            parts += _tables(other, step.tables, lang)
+            parts += _tables(other, step.tables, lang, width)
     if lesson.experiments:
         parts += [Text(t("Experiments", "实验"), style="bold underline")]
         for x in lesson.experiments:
@@ -114,15 +136,42 @@ def render_lesson(lesson, lang: str, width: int = 80) -> Group:
     return Group(*parts)
 
 
-def _tables(result, keys, lang):
-    parts = []
+def _block(table, lang, width=80):
+    parts = [Text(table.title(lang), style="bold"), render_table(table, lang)]
+    if table.note is not None:
+        parts += prose(table.note(lang), width, style="dim", gap=False)
+    return Group(*parts)
+
+
+def _tables(result, keys, lang, width=80):
+    """The tables (those in keys, or all), with runs of weight maps set side by side where they fit."""
+    parts, run = [], []
+
+    def flush():
+        while run:  # as many weight maps on a line as the width allows
+            line, used = [run.pop(0)], 0
+            used = max(table_width(line[0], lang), cell_len(line[0].title(lang)))
+            while run and used + 3 + max(table_width(run[0], lang), cell_len(run[0].title(lang))) <= width:
+                line.append(run.pop(0))
+                used += 3 + max(table_width(line[-1], lang), cell_len(line[-1].title(lang)))
+            if len(line) == 1:
+                parts.extend([_block(line[0], lang, width), Text("")])
+                continue
+            grid = Table.grid(padding=(0, 3))
+            for _ in line:
+                grid.add_column()
+            grid.add_row(*(_block(t, lang, max(table_width(t, lang), 20)) for t in line))
+            parts.extend([grid, Text("")])
+
     for table in result.tables:
         if keys and table.key not in keys:
             continue
-        parts += [Text(table.title(lang), style="bold"), render_table(table, lang)]
-        if table.note is not None:
-            parts.append(Text(table.note(lang), style="dim"))
-        parts.append(Text(""))
+        if table.heat:
+            run.append(table)
+            continue
+        flush()
+        parts.extend([_block(table, lang, width), Text("")])
+    flush()
     if not keys:
         colon = "：" if lang == "zh" else ": "
         parts += [Text(f"{f.label(lang)}{colon}{format_value(f.value, f.fmt, lang)}") for f in result.facts]
