@@ -57,10 +57,11 @@ def build_parser(lang: str) -> Parser:
                         help=t("language: zh or en (default: from the locale)", "语言：zh 或 en（默认随系统区域设置）"))
     common.add_argument("--lessons", metavar="DIR", default=argparse.SUPPRESS,
                         help=t("use the lessons in DIR instead of the shipped ones", "使用 DIR 里的课程，而不是自带的"))
-    parser = Parser(prog=PROG, parents=[common],
+    parser = Parser(prog=PROG, parents=[common], allow_abbrev=False,
                     description=t("An interactive tour of a Llama-style transformer. Every number is computed "
                                   "by numpy as you watch.",
                                   "Llama 式 Transformer 的交互导览。每个数字都由 numpy 现场算出。"))
+    parser.add_argument("--lesson", metavar="ID", help=t("open the tour at this lesson", "从这一课开始导览"))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     views = sub.add_parser("views", parents=[common], help=t("list the views and their parameters",
@@ -116,15 +117,14 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     lang = getattr(args, "lang", lang)
     if args.command is None:
-        parser.print_help()
-        return 0
+        args.command, args.func = "", cmd_tour
     from engine.errors import EngineError  # numpy comes in here, after the arguments are known good
 
     label = "错误" if lang == "zh" else "error"
     try:
         return args.func(args, lang)
     except (EngineError, UsageError) as err:
-        print(f"{PROG} {args.command}: {label}: {err.text(lang)}", file=sys.stderr)
+        print(f"{f'{PROG} {args.command}'.strip()}: {label}: {err.text(lang)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `xf-tour print | head`: the reader left, which is fine
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
@@ -134,12 +134,28 @@ def main(argv=None) -> int:
     except Exception as err:  # a bug: one line, not a traceback; XF_TOUR_DEBUG=1 shows the traceback
         if os.environ.get("XF_TOUR_DEBUG"):
             raise
-        print(f"{PROG} {args.command}: internal {label}: {type(err).__name__}: {err} "
+        print(f"{f'{PROG} {args.command}'.strip()}: internal {label}: {type(err).__name__}: {err} "
               "(rerun with XF_TOUR_DEBUG=1 for the traceback)", file=sys.stderr)
         return 1
 
 
 # --- commands ---------------------------------------------------------------------------
+
+def cmd_tour(args, lang) -> int:
+    """Start the Textual app: at --lesson, or where the learner left off."""
+    lessons = _load(args)
+    ids = [x.id for x in lessons]
+    if args.lesson is not None and args.lesson not in ids:
+        raise UsageError(f"unknown lesson {args.lesson!r}; choose one of: {', '.join(ids)}",
+                         f"没有名为 {args.lesson!r} 的课程；可选：{', '.join(ids)}")
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        raise UsageError(f"the tour needs a terminal; to read without one, try: {PROG} print --lesson {ids[0]}",
+                         f"导览需要在终端里运行；不用终端阅读可以试试：{PROG} print --lesson {ids[0]}")
+    from .app import make_app  # textual comes in only here
+
+    make_app(lang=getattr(args, "lang", None), lesson=args.lesson, lessons=lessons).run()
+    return 0
+
 
 def cmd_views(args, lang) -> int:
     """List every view id, its title and its parameters."""

@@ -33,8 +33,23 @@ def render_table(table, lang: str) -> Table:
     for col in table.columns:
         out.add_column(col.label(lang), justify="right" if is_numeric(col.fmt) else "left", overflow="fold")
     for row in table.rows:
-        out.add_row(*(format_value(v, col.fmt, lang) for v, col in zip(row, table.columns)))
+        cells = [format_value(v, col.fmt, lang) for v, col in zip(row, table.columns)]
+        if table.heat:
+            cells = [cells[0]] + [Text(c, style=heat_style(v)) for c, v in zip(cells[1:], row[1:])]
+        out.add_row(*cells)
     return out
+
+
+def heat_style(weight) -> str:
+    """How an attention weight is marked. The number is always printed, so the mark is only extra:
+    bold and reverse carry it without colour (NO_COLOR, 16 colours); the yellow is a bonus."""
+    if not isinstance(weight, float):
+        return ""
+    if weight >= 0.75:
+        return "bold reverse yellow"
+    if weight >= 0.4:
+        return "bold yellow"
+    return "dim" if weight < 0.05 else ""
 
 
 def render_result(result: Result, title: str, lang: str, width: int = 80) -> Group:

@@ -1,0 +1,81 @@
+"""The xf-tour Textual app: little more than the tour, the progress store and the screens."""
+
+from pathlib import Path
+
+from textual.app import App
+
+from .commands import LessonCommands
+from .i18n import t
+from .screens.lesson import LessonScreen
+from .state import Store
+from .tour import Tour
+
+
+class XfTourApp(App):
+    """Step through the lessons with live tables and experiment keys."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "xf-tour"
+    COMMANDS = App.COMMANDS | {LessonCommands}
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(self, tour: Tour, store: Store, lesson: str | None = None):
+        super().__init__()
+        self.tour, self.store, self._open = tour, store, lesson
+
+    def on_mount(self) -> None:
+        notice = None
+        if self.store.problem:
+            notice = t("corrupt", self.tour.lang, why=self.store.problem)
+        if self._open is not None:
+            self.tour.goto(self._open)
+        else:
+            self.tour.resume()
+        if not self.save() and notice is None:
+            notice = t("unsaved", self.tour.lang, why=self.store.problem)
+        screen = LessonScreen()
+        self.push_screen(screen)
+        if notice:
+            self.call_after_refresh(screen.redraw, notice)
+
+    def save(self) -> bool:
+        """Write the progress; False when this folder cannot be written."""
+        self.tour.progress.lang = self.tour.lang
+        return self.store.save(self.tour.progress)
+
+    def lesson_screen(self) -> LessonScreen | None:
+        for screen in self.screen_stack:
+            if isinstance(screen, LessonScreen):
+                return screen
+        return None
+
+    def open_lesson(self, lesson_id: str, step: int = 0) -> None:
+        """Jump to a lesson's step (from the overview or the palette)."""
+        self.tour.goto(lesson_id, step)
+        self.save()
+        screen = self.lesson_screen()
+        if screen is not None:
+            screen.redraw(message="")
+
+    def set_language(self, lang: str) -> None:
+        """Switch every text in place; the step and the settings stay."""
+        self.tour.lang = lang
+        self.save()
+        screen = self.lesson_screen()
+        if screen is not None:
+            screen.redraw(message="")
+
+
+def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Path | None = None,
+             state_dir: Path | None = None, lessons=None) -> XfTourApp:
+    """Build the app the way the command line does; the tests use this too."""
+    from lessons.loader import SHIPPED, load_lessons
+
+    from .cli import default_lang
+
+    store = Store(state_dir)
+    progress = store.load()
+    if lessons is None:
+        lessons, _ = load_lessons(lessons_dir or SHIPPED)
+    chosen = lang or progress.lang or default_lang()
+    return XfTourApp(Tour(lessons, progress, chosen), store, lesson)

@@ -1,0 +1,32 @@
+"""The command palette (Ctrl+P): jump to any lesson or step."""
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from .i18n import t
+
+
+class LessonCommands(Provider):
+    """Every lesson, and every step of every lesson, as a palette command."""
+
+    def _entries(self):
+        tour = self.app.tour
+        lang = tour.lang
+        for lesson in tour.lessons:
+            name = t("palette_lesson", lang, order=lesson.order, title=lesson.title(lang))
+            yield name, partial(self.app.open_lesson, lesson.id, 0)
+            for i, step in enumerate(lesson.steps):
+                yield (t("palette_step", lang, lesson=name, title=step.title(lang)),
+                       partial(self.app.open_lesson, lesson.id, i))
+
+    async def discover(self) -> Hits:
+        for name, run in self._entries():
+            yield DiscoveryHit(name, run)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, run in self._entries():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), run)

@@ -1,0 +1,74 @@
+"""Every text the app's own chrome shows, in both languages. Lesson and engine texts carry their own."""
+
+TEXTS = {
+    "next": ("next", "下一步"),
+    "prev": ("back", "上一步"),
+    "reset": ("reset", "复位"),
+    "code": ("code", "代码"),
+    "lang": ("中文", "English"),
+    "lessons": ("lessons", "课程"),
+    "help": ("help", "帮助"),
+    "quit": ("quit", "退出"),
+    "close": ("close", "关闭"),
+    "open": ("open", "打开"),
+    "step": ("step {i}/{n}", "第 {i}/{n} 步"),
+    "lesson": ("lesson {i}/{n}", "第 {i}/{n} 课"),
+    "experiments": ("Experiments", "实验"),
+    "hint": ("Press {keys} to run an experiment; each press moves to the next value.",
+             "按 {keys} 运行实验，每按一次换到下一个值。"),
+    "no_experiments": ("This lesson has no experiments.", "这一课没有实验。"),
+    "not_here": ("[{key}] {param} does not change this step; it applies where a view takes {param}.",
+                 "[{key}] {param} 不影响这一步；它只作用于接受 {param} 的视图。"),
+    "no_key": ("Key {key} is not bound in this lesson.", "这一课没有绑定 {key} 键。"),
+    "pressed": ("[{key}] {param}={value}: {text}", "[{key}] {param}={value}：{text}"),
+    "reset_done": ("Settings reset to the lesson's defaults.", "设置已恢复为这一课的默认值。"),
+    "reset_none": ("Nothing to reset: no experiment key was pressed in this lesson.",
+                   "无需复位：这一课还没有按过实验键。"),
+    "start": ("This is the first step of the tour.", "这已经是导览的第一步。"),
+    "end": ("This is the last step of the tour. Press o for the lessons.", "这已经是导览的最后一步。按 o 查看所有课程。"),
+    "refused": ("The engine refused: {message}", "引擎拒绝了：{message}"),
+    "too_small": ("xf-tour needs a window of at least 80 x 24. This one is {w} x {h}: please make it larger.",
+                  "xf-tour 需要至少 80 x 24 的窗口，现在是 {w} x {h}，请把窗口调大。"),
+    "corrupt": ("Your saved progress could not be read ({why}); starting fresh.",
+                "保存的进度无法读取（{why}），从头开始。"),
+    "unsaved": ("Progress cannot be saved here ({why}); the tour runs on without saving.",
+                "无法在这里保存进度（{why}），导览照常进行，但不会保存。"),
+    "beside": ("Beside it: {settings}", "对照：{settings}"),
+    "code_title": ("Code behind this table: {names}", "这张表背后的代码：{names}"),
+    "overview_title": ("Lessons: Enter opens one, Esc goes back", "课程：回车打开，Esc 返回"),
+    "steps_seen": ("{seen}/{n} steps seen", "已看 {seen}/{n} 步"),
+    "help_title": ("Keys", "按键"),
+    "help_body": (
+        "n or Right   next step (across lessons)\n"
+        "p or Left    previous step\n"
+        "1 to 9       run the lesson's experiments: each press moves to the next value\n"
+        "0            reset this lesson's experiment settings\n"
+        "c            show the engine code behind the current table\n"
+        "l            switch between Chinese and English\n"
+        "o            lessons and your progress\n"
+        "Ctrl+P       jump to any lesson or step\n"
+        "Up, Down     scroll; Tab switches between tables and prose\n"
+        "?            this help\n"
+        "q            quit (your place is saved)\n"
+        "Esc          close a window such as this one",
+        "n 或 右方向键    下一步（可跨课程）\n"
+        "p 或 左方向键    上一步\n"
+        "1 到 9           运行本课的实验：每按一次换到下一个值\n"
+        "0                把本课的实验设置复位\n"
+        "c                查看当前表格背后的引擎代码\n"
+        "l                在中文和英文之间切换\n"
+        "o                课程列表和学习进度\n"
+        "Ctrl+P           跳到任意一课或任意一步\n"
+        "上、下方向键     滚动；Tab 在表格和正文之间切换\n"
+        "?                显示本帮助\n"
+        "q                退出（会记住当前位置）\n"
+        "Esc              关闭本窗口这类弹出窗口"),
+    "palette_lesson": ("Lesson {order}: {title}", "第 {order} 课：{title}"),
+    "palette_step": ("{lesson} > {title}", "{lesson} > {title}"),
+}
+
+
+def t(name: str, lang: str, **fields) -> str:
+    """The text called `name` in `lang`, with {fields} filled."""
+    en, zh = TEXTS[name]
+    return (zh if lang == "zh" else en).format(**fields)

@@ -1,0 +1,216 @@
+"""The lesson screen: a step's settings, tables and prose, the experiments box, and the keys."""
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Static
+
+from engine.errors import EngineError
+from engine.views import fmt_value
+
+from ..i18n import t
+from ..plain import _tables, prose, settings_line
+from ..widgets.flat import flatten
+from ..widgets.keybar import KeyBar
+
+WIDE = 120  # from this width on, the prose sits beside the tables
+
+
+class LessonScreen(Screen):
+    """One step of one lesson at a time."""
+
+    BINDINGS = [
+        Binding("n,right", "next", "next", show=False),
+        Binding("p,left", "prev", "back", show=False),
+        *[Binding(str(i), f"experiment('{i}')", f"experiment {i}", show=False) for i in range(1, 10)],
+        Binding("0", "reset", "reset", show=False),
+        Binding("c", "code", "code", show=False),
+        Binding("l", "language", "language", show=False),
+        Binding("o", "overview", "lessons", show=False),
+        Binding("question_mark", "help", "help", show=False),
+        Binding("q", "quit", "quit", show=False),
+        Binding("tab", "focus_next", "switch pane", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="title")
+        yield Static(id="settings")
+        with Container(id="body"):
+            with VerticalScroll(id="tables-pane"):
+                yield Static(id="tables")
+            with VerticalScroll(id="prose-pane"):
+                yield Static(id="prose")
+        yield Static(id="experiments")
+        yield Static(id="message")
+        yield KeyBar(id="keys")
+        yield Static(id="small")
+
+    def on_mount(self) -> None:
+        self._drawn: dict[str, object] = {}
+        self._message = ""
+        self.query_one("#prose-pane").focus()
+        self.redraw()
+
+    @property
+    def tour(self):
+        return self.app.tour
+
+    # --- drawing ------------------------------------------------------------------------
+
+    def on_resize(self) -> None:
+        self.redraw()
+
+    def _set(self, widget_id: str, key, make) -> None:
+        """Update a widget only when what it shows has changed: fewer bytes down an SSH link."""
+        if self._drawn.get(widget_id) != key:
+            self._drawn[widget_id] = key
+            self.query_one(f"#{widget_id}", Static).update(make())
+
+    def redraw(self, message: str | None = None) -> None:
+        """Draw the current step; every part is recomputed only if its inputs changed."""
+        if not self.is_mounted:
+            return
+        w, h = self.app.size
+        small = w < 80 or h < 24
+        self.set_class(small, "-small")
+        self.set_class(w >= WIDE, "-wide")
+        if small:
+            self._set("small", ("small", w, h, self.tour.lang), lambda: Text(t("too_small", self.tour.lang, w=w, h=h)))
+            return
+        tour, lang = self.tour, self.tour.lang
+        lesson, step = tour.lesson, tour.step
+        try:
+            result, other = tour.result(), tour.compare_result()
+        except EngineError as err:  # a learner's own lesson may ask for something the engine refuses
+            self._set("message", ("refused", str(err)), lambda: Text(t("refused", lang, message=err.text(lang)),
+                                                                     style="bold red"))
+            return
+        where = (lang, tour.lesson_index, tour.step_index)
+        title = Text.assemble(
+            (f"{lesson.order}. {lesson.title(lang)}", "bold"), "  ",
+            (t("step", lang, i=tour.step_index + 1, n=len(lesson.steps)) + ("：" if lang == "zh" else ": ")
+             + step.title(lang), ""))
+        self._set("title", ("title", where), lambda: title)
+        settings = settings_line(result.params)
+        self._set("settings", ("settings", settings), lambda: Text(settings, style="bold"))
+        if message is not None:
+            self._message = message
+        hint = self._message or t("hint", lang, keys=self._key_range())
+        self._set("message", ("message", hint), lambda: Text(hint, style="italic" if self._message else "dim"))
+        pane_width = self._pane_width("#tables-pane", w)
+        self._set("tables", ("tables", where, result, other, pane_width),
+                  lambda: flatten(self._tables(result, other, step, lang, pane_width), pane_width))
+        from lessons.loader import fill
+        prose_width = self._pane_width("#prose-pane", w)
+        text = fill(step.text(lang), result, lang)
+        self._set("prose", ("prose", text, prose_width), lambda: Group(*prose(text, prose_width)))
+        self._set("experiments", ("experiments", where, tuple(sorted(tour.overrides().items())), str(result.params)),
+                  lambda: self._experiments(lang))
+        self.query_one(KeyBar).show(self._keys(lang))
+
+    def _pane_width(self, selector: str, screen_width: int) -> int:
+        pane = self.query_one(selector)
+        width = pane.size.width or (screen_width if screen_width < WIDE else screen_width // 2)
+        return max(20, width - 3)  # padding on both sides, and a one-cell scroll bar
+
+    def _tables(self, result, other, step, lang, width):
+        parts = _tables(result, step.tables, lang, width)
+        if other is not None:
+            parts.append(Text(t("beside", lang, settings=settings_line(other.params)), style="bold"))
+            parts += _tables(other, step.tables, lang, width)
+        return Group(*parts)
+
+    def _key_range(self) -> str:
+        keys = [x.key for x in self.tour.lesson.experiments]
+        return f"{keys[0]}-{keys[-1]}" if len(keys) > 1 else "".join(keys) or "-"
+
+    def _experiments(self, lang):
+        tour = self.tour
+        self.query_one("#experiments").border_title = t("experiments", lang)
+        if not tour.lesson.experiments:
+            return Text(t("no_experiments", lang), style="dim")
+        lines = Text()
+        for i, x in enumerate(tour.lesson.experiments):
+            live = tour.applies(x)
+            value = fmt_value(tour.value_of(x))
+            if i:
+                lines.append("\n")
+            lines.append(f" {x.key} ", style="bold reverse" if live else "dim")
+            lines.append(f" {x.title(lang)}  ", style="" if live else "dim")
+            lines.append(f"{x.param}={value}", style="bold" if live else "dim")
+        return lines
+
+    def _keys(self, lang):
+        tour = self.tour
+        items = [("n", t("next", lang), not tour.at_end()), ("p", t("prev", lang), not tour.at_start())]
+        for x in tour.lesson.experiments:
+            items.append((x.key, x.param, tour.applies(x)))
+        items += [("0", t("reset", lang), bool(tour.overrides())), ("c", t("code", lang), True),
+                  ("l", t("lang", lang), True), ("o", t("lessons", lang), True), ("?", t("help", lang), True),
+                  ("q", t("quit", lang), True)]
+        return items
+
+    # --- actions ------------------------------------------------------------------------
+
+    def _moved(self, moved: bool, edge: str) -> None:
+        if moved:
+            self.app.save()
+            self.query_one("#tables-pane").scroll_home(animate=False)
+            self.query_one("#prose-pane").scroll_home(animate=False)
+            self.redraw(message="")
+        else:
+            self.redraw(message=t(edge, self.tour.lang))
+
+    def action_next(self) -> None:
+        """Go to the next step, into the next lesson after the last one."""
+        self._moved(self.tour.next(), "end")
+
+    def action_prev(self) -> None:
+        """Go back one step, into the previous lesson before the first one."""
+        self._moved(self.tour.prev(), "start")
+
+    def action_experiment(self, key: str) -> None:
+        """Move an experiment to its next value and recompute the tables."""
+        tour, lang = self.tour, self.tour.lang
+        x = tour.experiment(key)
+        if x is None:
+            self.redraw(message=t("no_key", lang, key=key))
+            return
+        if not tour.applies(x):
+            self.redraw(message=t("not_here", lang, key=key, param=x.param))
+            return
+        tour.press(key)
+        self.redraw(message=t("pressed", lang, key=key, param=x.param, value=fmt_value(tour.value_of(x)),
+                              text=x.text(lang)))
+
+    def action_reset(self) -> None:
+        """Reset this lesson's experiment settings."""
+        lang = self.tour.lang
+        self.redraw(message=t("reset_done" if self.tour.reset() else "reset_none", lang))
+
+    def action_code(self) -> None:
+        """Show the engine code behind the current table."""
+        from .code import CodeScreen
+        self.app.push_screen(CodeScreen())
+
+    def action_language(self) -> None:
+        """Switch between Chinese and English, keeping the step and the settings."""
+        self.app.set_language("en" if self.tour.lang == "zh" else "zh")
+
+    def action_overview(self) -> None:
+        """Show the lessons and the progress in each."""
+        from .overview import OverviewScreen
+        self.app.push_screen(OverviewScreen())
+
+    def action_help(self) -> None:
+        """Show every key."""
+        from .help import HelpScreen
+        self.app.push_screen(HelpScreen())
+
+    def action_quit(self) -> None:
+        """Save the place and quit."""
+        self.app.save()
+        self.app.exit()

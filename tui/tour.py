@@ -1,0 +1,141 @@
+"""Where the learner is in the tour and what the experiment keys have set: plain Python, no UI.
+
+The Textual screens read and change a Tour; the tests drive it directly too.
+"""
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from engine.views import VIEWS, Result
+
+from .state import Progress
+
+
+@lru_cache(maxsize=256)
+def _run(view_id: str, settings: tuple) -> Result:
+    """A view's result, remembered: going back a step or toggling a key twice costs nothing."""
+    return VIEWS[view_id].run(dict(settings))
+
+
+def run_view(view_id: str, settings: dict) -> Result:
+    """Compute (or recall) a view at these settings."""
+    return _run(view_id, tuple(sorted(settings.items())))
+
+
+@dataclass
+class Tour:
+    lessons: list
+    progress: Progress = field(default_factory=Progress)
+    lang: str = "en"
+    lesson_index: int = 0
+    step_index: int = 0
+    presses: dict = field(default_factory=dict)  # lesson id -> {experiment key: index into its values}
+
+    # --- where we are -------------------------------------------------------------------
+
+    @property
+    def lesson(self):
+        return self.lessons[self.lesson_index]
+
+    @property
+    def step(self):
+        return self.lesson.steps[self.step_index]
+
+    def goto(self, lesson_id: str, step: int = 0) -> None:
+        """Open a lesson at a step (clamped to the lesson's steps)."""
+        ids = [x.id for x in self.lessons]
+        self.lesson_index = ids.index(lesson_id)
+        self.step_index = max(0, min(step, len(self.lesson.steps) - 1))
+        self._record()
+
+    def resume(self) -> None:
+        """Go where the progress says; the first lesson when it names nothing that exists."""
+        ids = [x.id for x in self.lessons]
+        if self.progress.lesson in ids:
+            self.goto(self.progress.lesson, self.progress.step)
+        else:
+            self.goto(ids[0])
+
+    def next(self) -> bool:
+        """One step on, into the next lesson after the last step; False at the very end."""
+        if self.step_index + 1 < len(self.lesson.steps):
+            self.step_index += 1
+        elif self.lesson_index + 1 < len(self.lessons):
+            self.lesson_index, self.step_index = self.lesson_index + 1, 0
+        else:
+            return False
+        self._record()
+        return True
+
+    def prev(self) -> bool:
+        """One step back, into the previous lesson's last step; False at the very start."""
+        if self.step_index > 0:
+            self.step_index -= 1
+        elif self.lesson_index > 0:
+            self.lesson_index -= 1
+            self.step_index = len(self.lesson.steps) - 1
+        else:
+            return False
+        self._record()
+        return True
+
+    def _record(self) -> None:
+        self.progress.lesson, self.progress.step = self.lesson.id, self.step_index
+        self.progress.visit(self.lesson.id, self.step.id)
+
+    def at_start(self) -> bool:
+        return self.lesson_index == 0 and self.step_index == 0
+
+    def at_end(self) -> bool:
+        return self.lesson_index == len(self.lessons) - 1 and self.step_index == len(self.lesson.steps) - 1
+
+    # --- experiments --------------------------------------------------------------------
+
+    def experiment(self, key: str):
+        """The current lesson's experiment bound to `key`, or None."""
+        return next((x for x in self.lesson.experiments if x.key == key), None)
+
+    def applies(self, experiment) -> bool:
+        """Whether the experiment changes what the current step shows."""
+        return experiment.param in {p.name for p in VIEWS[self.step.view].params}
+
+    def press(self, key: str):
+        """Move the experiment on `key` to its next value (the last wraps to the first); return it."""
+        experiment = self.experiment(key)
+        if experiment is None or not self.applies(experiment):
+            return None
+        pressed = self.presses.setdefault(self.lesson.id, {})
+        pressed[key] = (pressed.get(key, 0) + 1) % len(experiment.values)
+        return experiment
+
+    def reset(self) -> bool:
+        """Forget the current lesson's experiment presses; False when there were none."""
+        return self.presses.pop(self.lesson.id, None) is not None
+
+    def overrides(self) -> dict:
+        """The settings the pressed experiments have set in this lesson."""
+        pressed = self.presses.get(self.lesson.id, {})
+        return {x.param: x.values[pressed[x.key]] for x in self.lesson.experiments if x.key in pressed}
+
+    def value_of(self, experiment):
+        """The value the experiment's parameter has on screen now."""
+        pressed = self.presses.get(self.lesson.id, {})
+        if experiment.key in pressed:
+            return experiment.values[pressed[experiment.key]]
+        if self.applies(experiment):
+            return self.result().params.get(experiment.param)
+        return experiment.values[0]
+
+    # --- what the screen shows ------------------------------------------------------------
+
+    def settings(self) -> dict:
+        names = {p.name for p in VIEWS[self.step.view].params}
+        return {**self.step.params, **{k: v for k, v in self.overrides().items() if k in names}}
+
+    def result(self) -> Result:
+        return run_view(self.step.view, self.settings())
+
+    def compare_result(self) -> Result | None:
+        if self.step.compare is None:
+            return None
+        return run_view(self.step.view, {**self.settings(), **self.step.compare})
