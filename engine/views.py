@@ -289,6 +289,11 @@ def _permutation(positions, seed, d):  # the name shadows the module, unused her
 def _attention(d, seed, causal):
     r = demos.attention_demo(d, seed, causal)
     labels = _token_labels(3)
+    top = int(np.argmax(r.scores[-1]))  # the last token sees every token, with the mask or without
+    facts = (Fact("last_top", Tr("the last token scores highest", "最后一个词元打分最高的是"), labels[top]),
+             Fact("last_top_score", Tr("its score", "它的得分"), float(r.scores[-1, top]), "+.2f"),
+             Fact("last_top_weight", Tr("its weight, scaled", "它的权重（缩放后）"), float(r.weights_scaled[-1, top]),
+                  ".3f"))
     return Result("attention", dict(d=d, seed=seed, causal=causal), (
         _matrix_table("scores", Tr("Scores q.k, before softmax", "得分 q.k（softmax 之前）"), r.scores, labels,
                       fmt="+.2f", heat=False),
@@ -296,7 +301,7 @@ def _attention(d, seed, causal):
         _matrix_table("scaled", Tr("Weights, softmax(q.k / sqrt(d))", "权重 softmax(q.k / sqrt(d))"),
                       r.weights_scaled, labels),
         _stats_table(r.raw, r.scaled, causal),
-    ))
+    ), facts)
 
 
 def _dsweep(draws, seed):
@@ -559,6 +564,13 @@ def _ffn(d_model, multiplier, multiple_of, seed):
         shares = sizing.group_shares(sizing.PRESETS[name])
         share_rows.append((sizing.PRESETS[name].name, shares["attention"], shares["ffn"], shares["embeddings"]))
     unit = demos.swiglu_demo(seed)
+    opened, closed = int(np.argmax(unit[:, 0])), int(np.argmin(unit[:, 0]))
+    gate_facts = (Fact("open_unit", Tr("the most open unit", "最开的单元"), opened, "d"),
+                  Fact("open_gate", Tr("its gate", "它的门控"), float(unit[opened, 0]), "+.2f"),
+                  Fact("open_silu", Tr("silu lets through", "silu 放行"), float(unit[opened, 1]), "+.2f"),
+                  Fact("closed_unit", Tr("the most closed unit", "最关的单元"), closed, "d"),
+                  Fact("closed_gate", Tr("its gate", "它的门控"), float(unit[closed, 0]), "+.2f"),
+                  Fact("closed_silu", Tr("silu lets through", "silu 放行"), float(unit[closed, 1]), "+.2f"))
     return Result("ffn", dict(d_model=d_model, multiplier=multiplier, multiple_of=multiple_of, seed=seed), (
         Table("gate", Tr("One token through SwiGLU: the gate decides what passes",
                          "一个词元经过 SwiGLU：门控决定放行多少"),
@@ -575,7 +587,7 @@ def _ffn(d_model, multiplier, multiple_of, seed):
               (_col("model", "model", "模型"), _col("attention", "attention", "注意力", "pct"),
                _col("ffn", "FFN", "前馈", "pct"), _col("embeddings", "embeddings + output", "词嵌入 + 输出", "pct")),
               tuple(share_rows)),
-    ))
+    ), gate_facts)
 
 
 def _compare(a, b, context):

@@ -139,11 +139,22 @@ def test_lang_flag_beats_the_locale():
     assert "Sinusoidal" in out.stdout and "正弦" not in out.stdout
 
 
-def test_bare_command_lists_the_subcommands():
-    out = run_cli()
+def test_help_lists_the_subcommands():
+    out = run_cli("--help")
     assert out.returncode == 0
-    for command in ("views", "print", "params"):
+    for command in ("views", "print", "params", "lessons", "check-lessons"):
         assert re.search(rf"^\s+{command}\s", out.stdout, re.M)
+
+
+def test_bare_command_without_a_terminal_says_how_to_read_instead():
+    out = run_cli()
+    assert out.returncode == 2 and "xf-tour print --lesson residual" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_lesson_for_the_tour_is_refused_before_textual_starts():
+    out = run_cli("--lesson", "nope")
+    assert out.returncode == 2 and "unknown lesson 'nope'" in out.stderr
 
 
 def test_views_lists_every_view_and_parameter():

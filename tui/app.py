@@ -16,7 +16,7 @@ class XfTourApp(App):
 
     CSS_PATH = "app.tcss"
     TITLE = "xf-tour"
-    COMMANDS = App.COMMANDS | {LessonCommands}
+    COMMANDS = {LessonCommands}  # lessons and steps only: the system commands speak English alone
     ENABLE_COMMAND_PALETTE = True
 
     def __init__(self, tour: Tour, store: Store, lesson: str | None = None):
@@ -24,19 +24,28 @@ class XfTourApp(App):
         self.tour, self.store, self._open = tour, store, lesson
 
     def on_mount(self) -> None:
-        notice = None
-        if self.store.problem:
-            notice = t("corrupt", self.tour.lang, why=self.store.problem)
         if self._open is not None:
             self.tour.goto(self._open)
         else:
             self.tour.resume()
+        self.push_screen(LessonScreen())
+        self.call_after_refresh(self._first_save)  # the first frame need not wait for the disk
+
+    def _first_save(self) -> None:
+        """Record where the tour opened; say in one line if the progress was broken or cannot be kept."""
+        notice = t("corrupt", self.tour.lang, why=self.store.problem) if self.store.problem else None
         if not self.save() and notice is None:
             notice = t("unsaved", self.tour.lang, why=self.store.problem)
-        screen = LessonScreen()
-        self.push_screen(screen)
-        if notice:
-            self.call_after_refresh(screen.redraw, notice)
+        screen = self.lesson_screen()
+        if notice and screen is not None:
+            screen.redraw(notice)
+
+    def action_command_palette(self) -> None:
+        """Open the palette of lessons and steps, its prompt in the learner's language."""
+        from textual.command import CommandPalette
+
+        if not CommandPalette.is_open(self):
+            self.push_screen(CommandPalette(id="--command-palette", placeholder=t("palette_prompt", self.tour.lang)))
 
     def save(self) -> bool:
         """Write the progress; False when this folder cannot be written."""

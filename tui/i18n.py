@@ -63,6 +63,7 @@ TEXTS = {
         "?                显示本帮助\n"
         "q                退出（会记住当前位置）\n"
         "Esc              关闭本窗口这类弹出窗口"),
+    "palette_prompt": ("Jump to a lesson or step...", "跳到某一课或某一步……"),
     "palette_lesson": ("Lesson {order}: {title}", "第 {order} 课：{title}"),
     "palette_step": ("{lesson} > {title}", "{lesson} > {title}"),
 }

@@ -74,10 +74,14 @@ class Store:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return Progress()
-        except (OSError, UnicodeDecodeError) as err:
-            self.problem = f"unreadable: {err.__class__.__name__}"
+        except OSError as err:
+            self.problem = f"unreadable: {err.strerror or err.__class__.__name__}"
             return Progress()
+        except UnicodeDecodeError:
+            text = None
         try:
+            if text is None:
+                raise ValueError("not UTF-8 text")
             return Progress.from_json(json.loads(text))
         except ValueError as err:  # json.JSONDecodeError is a ValueError too
             self.problem = f"corrupt: {err}"

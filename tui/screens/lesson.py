@@ -17,6 +17,7 @@ from ..widgets.flat import flatten
 from ..widgets.keybar import KeyBar
 
 WIDE = 120  # from this width on, the prose sits beside the tables
+TABLES_WIDTH = 80  # the tables pane's width then, as in app.tcss: every table fits 77 cells
 
 
 class LessonScreen(Screen):
@@ -100,21 +101,23 @@ class LessonScreen(Screen):
             self._message = message
         hint = self._message or t("hint", lang, keys=self._key_range())
         self._set("message", ("message", hint), lambda: Text(hint, style="italic" if self._message else "dim"))
-        pane_width = self._pane_width("#tables-pane", w)
+        pane_width, prose_width = self._widths(w)
         self._set("tables", ("tables", where, result, other, pane_width),
                   lambda: flatten(self._tables(result, other, step, lang, pane_width), pane_width))
         from lessons.loader import fill
-        prose_width = self._pane_width("#prose-pane", w)
         text = fill(step.text(lang), result, lang)
         self._set("prose", ("prose", text, prose_width), lambda: Group(*prose(text, prose_width)))
         self._set("experiments", ("experiments", where, tuple(sorted(tour.overrides().items())), str(result.params)),
                   lambda: self._experiments(lang))
         self.query_one(KeyBar).show(self._keys(lang))
 
-    def _pane_width(self, selector: str, screen_width: int) -> int:
-        pane = self.query_one(selector)
-        width = pane.size.width or (screen_width if screen_width < WIDE else screen_width // 2)
-        return max(20, width - 3)  # padding on both sides, and a one-cell scroll bar
+    @staticmethod
+    def _widths(screen_width: int) -> tuple[int, int]:
+        """Text widths of the tables and the prose, from the screen width and app.tcss: known before
+        the layout has caught up with a resize. Each pane loses 2 cells of padding and 1 of scroll bar."""
+        if screen_width < WIDE:
+            return screen_width - 3, screen_width - 3
+        return TABLES_WIDTH - 3, screen_width - TABLES_WIDTH - 4  # the prose pane also has a border
 
     def _tables(self, result, other, step, lang, width):
         parts = _tables(result, step.tables, lang, width)

@@ -6,6 +6,8 @@ cost several times its visible text. Merging the runs keeps a key press under th
 an SSH link should carry.
 """
 
+import io
+
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
@@ -20,11 +22,16 @@ def _blank_equivalent(a: Style | None, b: Style | None) -> bool:
     return (a + _INVISIBLE_ON_SPACE) == (b + _INVISIBLE_ON_SPACE)
 
 
+_console: Console | None = None
+
+
 def flatten(renderable, width: int) -> Text:
     """Render at `width` cells and rebuild as a Text whose adjacent runs never share a style."""
-    console = Console(width=width, force_terminal=True, color_system="truecolor", legacy_windows=False,
-                      highlight=False, emoji=False)
-    lines = console.render_lines(renderable, console.options.update_width(width), pad=False)
+    global _console
+    if _console is None:  # one console for every call: making one costs more than a small table
+        _console = Console(width=width, force_terminal=True, color_system="truecolor", legacy_windows=False,
+                           highlight=False, emoji=False, file=io.StringIO())
+    lines = _console.render_lines(renderable, _console.options.update_width(width), pad=False)
     out = Text(no_wrap=True, overflow="ignore", end="")
     for i, line in enumerate(lines):
         if i:

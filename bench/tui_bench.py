@@ -1,0 +1,179 @@
+"""Benchmark the tour in a real terminal, beside a bare Textual app, in the same run.
+
+For each app it starts a tmux session at 80x24 running the app under script(1), which logs every
+byte the app writes, and measures:
+  - first frame: from starting the session until the first full screen is seen;
+  - key latency: from sending an experiment key until its result is seen on screen;
+  - bytes per key: what the app wrote for that key (what an SSH link must carry);
+  - peak memory: the largest resident set of the app's process (ru_maxrss).
+The bare app is a Textual app with one DataTable and numpy imported (bench/bare_app.py).
+
+The tour's first frame counts only once the step's table is on screen. Both apps run as an installed
+app does, with Python's bytecode cache on (PYTHONDONTWRITEBYTECODE is removed), after one warm-up run.
+
+Run from the repo root:  .venv/bin/python bench/tui_bench.py [--runs 5] [--presses 12] [--json]
+Needs tmux and script(1) (Debian: tmux, bsdutils).
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+TARGETS = {"first_frame_ratio": 1.25, "key_ms": 40.0, "key_bytes": 6 * 1024, "peak_mib": 90.0}
+
+
+def tmux(*args):
+    return subprocess.run(["tmux", *args], capture_output=True, text=True)
+
+
+def screen(name):
+    return tmux("capture-pane", "-p", "-t", name).stdout
+
+
+def wait_for(name, rx, timeout=20.0):
+    """Poll the pane until rx matches; the time it was first seen, or None."""
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        if rx.search(screen(name)):
+            return time.perf_counter()
+        time.sleep(0.002)
+    return None
+
+
+def wait_idle(path, quiet=0.2, timeout=5.0):
+    """Wait until the log stops growing; its size then."""
+    end, size, since = time.perf_counter() + timeout, -1, time.perf_counter()
+    while time.perf_counter() < end:
+        now = os.path.getsize(path)
+        if now != size:
+            size, since = now, time.perf_counter()
+        elif time.perf_counter() - since >= quiet:
+            break
+        time.sleep(0.01)
+    return size
+
+
+def run_once(cmd, ready, keys, env):
+    """One session: first frame, then each (key, expected regex); then quit and read peak memory."""
+    name = "bench-" + uuid.uuid4().hex[:8]
+    log = tempfile.NamedTemporaryFile(prefix="bench-", suffix=".log", delete=False).name
+    rss = log + ".rss"
+    wrapped = [PY, str(ROOT / "bench" / "maxrss.py"), rss, *cmd]
+    # As an installed app runs: bytecode caching on, whatever the calling shell says.
+    inner = "env -u PYTHONDONTWRITEBYTECODE " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + \
+        " script -qfc " + shlex.quote(shlex.join(wrapped)) + " " + shlex.quote(log)
+    out = {"keys": []}
+    t0 = time.perf_counter()
+    tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", inner)
+    try:
+        seen = wait_for(name, re.compile(ready, re.M))
+        if seen is None:
+            raise RuntimeError(f"first frame of {cmd} not seen:\n{screen(name)}")
+        out["first_frame_s"] = seen - t0
+        before = wait_idle(log)
+        for key, expect in keys:
+            k0 = time.perf_counter()
+            tmux("send-keys", "-t", name, key)
+            seen = wait_for(name, re.compile(expect, re.M))
+            if seen is None:
+                raise RuntimeError(f"after {key!r}, /{expect}/ not seen:\n{screen(name)}")
+            after = wait_idle(log)
+            out["keys"].append({"key": key, "latency_s": seen - k0, "bytes": after - before})
+            before = after
+        tmux("send-keys", "-t", name, "q")
+        end = time.perf_counter() + 10
+        while time.perf_counter() < end and not (os.path.exists(rss) and os.path.getsize(rss)):
+            time.sleep(0.05)
+        out["peak_mib"] = float(open(rss).read()) if os.path.exists(rss) else float("nan")
+    finally:
+        tmux("kill-session", "-t", name)
+        for path in (log, rss):
+            if os.path.exists(path):
+                os.unlink(path)
+    return out
+
+
+def tour_keys(presses):
+    """Experiment keys in three lessons, each checked on screen by its new setting."""
+    cycles = {
+        "positional": ["base=100$", "base=10000$"],
+        "attention": ["^ d=64 ", "^ d=512 ", "^ d=4096 ", "^ d=8 "],
+        "heads": ["^ heads=8 ", "^ heads=4 "],
+    }
+    plans = {}
+    for lesson, cycle in cycles.items():
+        plans[lesson] = [("1", cycle[i % len(cycle)]) for i in range(presses)]
+    return plans
+
+
+def summarise(runs):
+    keys = [k for r in runs for k in r["keys"]]
+    return {
+        "first_frame_ms": 1000 * statistics.median(r["first_frame_s"] for r in runs),
+        "key_ms_median": 1000 * statistics.median(k["latency_s"] for k in keys) if keys else None,
+        "key_ms_max": 1000 * max(k["latency_s"] for k in keys) if keys else None,
+        "key_bytes_median": statistics.median(k["bytes"] for k in keys) if keys else None,
+        "key_bytes_max": max(k["bytes"] for k in keys) if keys else None,
+        "peak_mib": max(r["peak_mib"] for r in runs),
+        "runs": len(runs),
+        "keys": len(keys),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="sessions per app")
+    parser.add_argument("--presses", type=int, default=12, help="experiment keys per session")
+    parser.add_argument("--json", action="store_true")
+    a = parser.parse_args()
+    state = tempfile.mkdtemp(prefix="bench-state-")
+    env = {"XF_TOUR_STATE_DIR": state, "LANG": "C.UTF-8"}
+    bare_keys = [("1", rf"^\s*n\s+{i + 1}\b") for i in range(a.presses)]
+    bare, tour = [], []
+    plans = tour_keys(a.presses)
+    run_once([PY, str(ROOT / "bench" / "bare_app.py")], r"d7", [], env)  # warm-up: writes the .pyc files
+    run_once([PY, "-m", "tui", "--lang", "en", "--lesson", "positional"], r"0\.841", [], env)
+    for i in range(a.runs):  # interleaved, so both see the same machine load
+        bare.append(run_once([PY, str(ROOT / "bench" / "bare_app.py")], r"d7", bare_keys, env))
+        lesson = list(plans)[i % len(plans)]
+        ready = {"positional": r"\+0\.841", "attention": r"\+2\.73", "heads": r"0\.911"}[lesson]
+        tour.append(run_once([PY, "-m", "tui", "--lang", "en", "--lesson", lesson], ready, plans[lesson], env))
+    result = {"bare": summarise(bare), "tour": summarise(tour)}
+    result["first_frame_ratio"] = result["tour"]["first_frame_ms"] / result["bare"]["first_frame_ms"]
+    t = result["tour"]
+    result["targets_met"] = {
+        "first_frame_ratio": result["first_frame_ratio"] <= TARGETS["first_frame_ratio"],
+        "key_ms": t["key_ms_median"] <= TARGETS["key_ms"],
+        "key_bytes": t["key_bytes_median"] <= TARGETS["key_bytes"],
+        "peak_mib": t["peak_mib"] <= TARGETS["peak_mib"],
+    }
+    if a.json:
+        print(json.dumps(result, indent=2))
+        return
+    b = result["bare"]
+    print(f"80x24, {a.runs} sessions per app, {a.presses} experiment keys per session\n")
+    print("| measure | bare Textual app | xf-tour | target |")
+    print("|---|---:|---:|---|")
+    print(f"| first frame | {b['first_frame_ms']:.0f} ms | {t['first_frame_ms']:.0f} ms "
+          f"({result['first_frame_ratio']:.2f}x) | <= 1.25x the bare app |")
+    print(f"| key latency, median (max) | {b['key_ms_median']:.0f} ms ({b['key_ms_max']:.0f}) | "
+          f"{t['key_ms_median']:.0f} ms ({t['key_ms_max']:.0f}) | median <= 40 ms |")
+    print(f"| bytes per key, median (max) | {b['key_bytes_median']:,.0f} ({b['key_bytes_max']:,}) | "
+          f"{t['key_bytes_median']:,.0f} ({t['key_bytes_max']:,}) | <= 6 KB |")
+    print(f"| peak memory | {b['peak_mib']:.1f} MiB | {t['peak_mib']:.1f} MiB | <= 90 MiB |")
+    print("\ntargets met:", ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in result["targets_met"].items()))
+
+
+if __name__ == "__main__":
+    main()
