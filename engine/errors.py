@@ -31,3 +31,13 @@ def check_bytes(n_bytes: int, what_en: str, what_zh: str) -> None:
             f"{what_en} would allocate {mib:,.0f} MiB; the limit is {limit} MiB, choose smaller sizes",
             f"{what_zh}需要分配 {mib:,.0f} MiB，上限是 {limit} MiB，请把尺寸调小",
         )
+
+
+def pick(table: dict, name, what_en: str, what_zh: str):
+    """table[name], or a ParamError naming the choices: an unknown preset, view or lesson."""
+    try:
+        return table[name]
+    except (KeyError, TypeError):
+        names = ", ".join(map(str, table))
+        raise ParamError(f"unknown {what_en} {name!r}; choose one of: {names}",
+                         f"没有名为 {name!r} 的{what_zh}；可选：{names}") from None

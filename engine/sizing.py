@@ -5,7 +5,7 @@ Every count is a Python int, so nothing overflows however large the model.
 
 from dataclasses import dataclass, field, fields, replace
 
-from .errors import ParamError
+from .errors import ParamError, pick
 
 BYTES_PER_PARAM = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1, "int4": 0.5}
 MAX_DIM = 2**20  # no field of a config may pass this: far above any published model
@@ -100,12 +100,7 @@ PUBLISHED = {  # the same totals as data, for the tests and for the screens that
 
 def preset(name: str) -> ModelConfig:
     """The preset called `name`, or a ParamError listing the names there are."""
-    try:
-        return PRESETS[name]
-    except KeyError:
-        names = ", ".join(PRESETS)
-        raise ParamError(f"unknown preset {name!r}; choose one of: {names}",
-                         f"没有名为 {name!r} 的预设；可选：{names}") from None
+    return pick(PRESETS, name, "preset", "预设")
 
 
 def layer_params(cfg: ModelConfig) -> dict[str, int]:
@@ -191,11 +186,8 @@ def swiglu_hidden(d_model: int, multiple_of: int, multiplier: float | None = Non
 
 
 def _bytes(n_values: int, dtype: str) -> int:
-    if dtype not in BYTES_PER_PARAM:
-        names = ", ".join(BYTES_PER_PARAM)
-        raise ParamError(f"unknown dtype {dtype!r}; choose one of: {names}",
-                         f"没有 {dtype!r} 这种数据类型；可选：{names}")
-    return -(-n_values * int(BYTES_PER_PARAM[dtype] * 2) // 2)
+    half_bytes = int(pick(BYTES_PER_PARAM, dtype, "dtype", "数据类型") * 2)  # int4 is half a byte
+    return -(-n_values * half_bytes // 2)
 
 
 def report(cfg: ModelConfig, n_ctx: int = 4096, published: int | None = None) -> dict:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import demos, llama, ops, positions, sizing
-from .errors import ParamError, check_bytes
+from .errors import ParamError, check_bytes, pick
 
 
 @dataclass(frozen=True)
@@ -745,12 +745,7 @@ VIEWS: dict[str, View] = {v.id: v for v in (
 
 def get_view(view_id: str) -> View:
     """The view with this id, or a ParamError listing the ids there are."""
-    try:
-        return VIEWS[view_id]
-    except KeyError:
-        ids = ", ".join(VIEWS)
-        raise ParamError(f"unknown view {view_id!r}; choose one of: {ids}",
-                         f"没有名为 {view_id!r} 的视图；可选：{ids}") from None
+    return pick(VIEWS, view_id, "view", "视图")
 
 
 def run_view(view_id: str, settings: dict | None = None) -> Result:

@@ -143,11 +143,12 @@ def main(argv=None) -> int:
 
 def cmd_tour(args, lang) -> int:
     """Start the Textual app: at --lesson, or where the learner left off."""
+    from engine.errors import pick
+
     lessons = _load(args)
     ids = [x.id for x in lessons]
-    if args.lesson is not None and args.lesson not in ids:
-        raise UsageError(f"unknown lesson {args.lesson!r}; choose one of: {', '.join(ids)}",
-                         f"没有名为 {args.lesson!r} 的课程；可选：{', '.join(ids)}")
+    if args.lesson is not None:
+        pick({x.id: x for x in lessons}, args.lesson, "lesson", "课程")
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         raise UsageError(f"the tour needs a terminal; to read without one, try: {PROG} print --lesson {ids[0]}",
                          f"导览需要在终端里运行；不用终端阅读可以试试：{PROG} print --lesson {ids[0]}")
@@ -258,14 +259,11 @@ def _print_lesson(args, lang) -> int:
     if args.views or args.set or args.json:
         raise UsageError("--lesson prints a whole lesson; give no VIEW, --set or --json with it",
                          "--lesson 打印整节课，不能同时给 VIEW、--set 或 --json")
-    lessons = _load(args)
-    by_id = {x.id: x for x in lessons}
-    if args.lesson not in by_id:
-        ids = ", ".join(by_id)
-        raise UsageError(f"unknown lesson {args.lesson!r}; choose one of: {ids}",
-                         f"没有名为 {args.lesson!r} 的课程；可选：{ids}")
+    from engine.errors import pick
+
+    lesson = pick({x.id: x for x in _load(args)}, args.lesson, "lesson", "课程")
     from .plain import render_lesson, write
-    write(lambda out: render_lesson(by_id[args.lesson], lang, min(out.width, 80)))
+    write(lambda out: render_lesson(lesson, lang, min(out.width, 80)))
     return 0
 
 
