@@ -16,8 +16,10 @@ from tui.screens.overview import OverviewScreen
 def screen_text(app) -> str:
     """Everything the lesson screen's widgets show, as plain text."""
     screen = app.lesson_screen()
-    return "\n".join(plain(screen.query_one(f"#{widget_id}").content)
-                     for widget_id in ("title", "settings", "tables", "prose", "experiments", "message", "keys", "small"))
+    parts = [plain(screen.query_one(f"#{widget_id}").content)
+             for widget_id in ("title", "settings", "tables", "prose", "experiments", "message", "keys", "small")]
+    parts[5] = " ".join(parts[5].split())  # the hint line is wrapped prose: read it as one line
+    return "\n".join(parts)
 
 
 def plain(content) -> str:

@@ -19,11 +19,15 @@ class XfTourApp(App):
     COMMANDS = {LessonCommands}  # lessons and steps only: the system commands speak English alone
     ENABLE_COMMAND_PALETTE = True
 
-    def __init__(self, tour: Tour, store: Store, lesson: str | None = None):
+    def __init__(self, tour: Tour, store: Store, lesson: str | None = None, bench=None):
         super().__init__()
-        self.tour, self.store, self._open = tour, store, lesson
+        self.tour, self.store, self._open, self._bench = tour, store, lesson, bench
 
     def on_mount(self) -> None:
+        if self._bench is not None:  # xf-tour calc: the workbench on its own
+            from .screens.calc import CalcScreen
+            self.push_screen(CalcScreen(self._bench, standalone=True))
+            return
         if self._open is not None:
             self.tour.goto(self._open)
         else:
@@ -69,14 +73,23 @@ class XfTourApp(App):
     def set_language(self, lang: str) -> None:
         """Switch every text in place; the step and the settings stay."""
         self.tour.lang = lang
-        self.save()
-        screen = self.lesson_screen()
-        if screen is not None:
-            screen.redraw(message="")
+        if self._bench is None:
+            self.save()
+        for screen in self.screen_stack:
+            if hasattr(screen, "redraw"):
+                screen.redraw(message="")
+
+    def open_workbench(self, **fields) -> None:
+        """Open the sizing workbench over the tour, seeded with a model's fields."""
+        from .screens.calc import CalcScreen
+        from .workbench import Workbench
+
+        if not any(type(s).__name__ == "CalcScreen" for s in self.screen_stack):
+            self.push_screen(CalcScreen(Workbench.start(**fields)))
 
 
 def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Path | None = None,
-             state_dir: Path | None = None, lessons=None) -> XfTourApp:
+             state_dir: Path | None = None, lessons=None, bench=None) -> XfTourApp:
     """Build the app the way the command line does; the tests use this too."""
     from lessons.loader import SHIPPED, load_lessons
 
@@ -87,4 +100,4 @@ def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Pa
     if lessons is None:
         lessons, _ = load_lessons(lessons_dir or SHIPPED)
     chosen = lang or progress.lang or default_lang()
-    return XfTourApp(Tour(lessons, progress, chosen), store, lesson)
+    return XfTourApp(Tour(lessons, progress, chosen), store, lesson, bench)

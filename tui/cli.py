@@ -91,21 +91,31 @@ def build_parser(lang: str) -> Parser:
 
     params = sub.add_parser("params", parents=[common], help=t("count a model's parameters, memory and KV cache",
                                                                 "计算模型的参数量、内存和 KV 缓存"))
-    params.add_argument("--preset", metavar="NAME", help=t("a published model, e.g. llama2-7b", "已发布的模型，如 llama2-7b"))
+    _config_flags(params, t)
+    params.add_argument("--json", action="store_true", help=t("print JSON; the count is an integer under \"total\"",
+                                                              "输出 JSON；总数是 \"total\" 下的整数"))
+    params.set_defaults(func=cmd_params)
+
+    calc = sub.add_parser("calc", parents=[common], help=t("open the sizing workbench", "打开参数与内存计算器"))
+    _config_flags(calc, t)
+    calc.set_defaults(func=cmd_calc)
+    return parser
+
+
+def _config_flags(parser, t) -> None:
+    """The model flags shared by params and calc."""
+    parser.add_argument("--preset", metavar="NAME", help=t("a published model, e.g. llama2-7b",
+                                                           "已发布的模型，如 llama2-7b"))
     for flag, en, zh in (("--layers", "number of layers", "层数"), ("--hidden", "d_model", "隐藏维度"),
                          ("--heads", "query heads", "查询头数"), ("--kv-heads", "key/value heads (default: heads)",
                                                                  "键值头数（默认等于头数）"),
                          ("--head-dim", "width of one head (default: hidden / heads)", "每头维度（默认 隐藏维度/头数）"),
                          ("--ffn", "FFN hidden width", "前馈中间维度"), ("--vocab", "vocabulary size", "词表大小")):
-        params.add_argument(flag, metavar="N", help=t(en, zh))
-    params.add_argument("--tied", action="store_true", help=t("the output head shares the embedding",
+        parser.add_argument(flag, metavar="N", help=t(en, zh))
+    parser.add_argument("--tied", action="store_true", help=t("the output head shares the embedding",
                                                               "输出投影与词嵌入共享"))
-    params.add_argument("--context", metavar="N", default="4096", help=t("context length for the KV cache",
+    parser.add_argument("--context", metavar="N", default="4096", help=t("context length for the KV cache",
                                                                          "计算 KV 缓存的上下文长度"))
-    params.add_argument("--json", action="store_true", help=t("print JSON; the count is an integer under \"total\"",
-                                                              "输出 JSON；总数是 \"total\" 下的整数"))
-    params.set_defaults(func=cmd_params)
-    return parser
 
 
 def main(argv=None) -> int:
@@ -312,6 +322,28 @@ def _config(args):
                          f"缺少 {flags}：请给出 --layers --hidden --heads --ffn --vocab，或 --preset NAME")
     given.setdefault("n_kv_head", given["n_head"])
     return sizing.ModelConfig(**given, name="custom"), None, None
+
+
+def cmd_calc(args, lang) -> int:
+    """Open the sizing workbench at a preset or at the model the flags describe."""
+    from engine import sizing
+    from engine.views import Param, Tr
+
+    context = Param("--context", "int", None, Tr("", ""), 1, sizing.MAX_CONTEXT).parse(args.context)
+    cfg, name, _ = _config(args)
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        raise UsageError(f"the workbench needs a terminal; without one, try: {PROG} params",
+                         f"计算器需要在终端里运行；不用终端可以试试：{PROG} params")
+    from .app import make_app
+    from .workbench import Workbench
+
+    bench = Workbench.start(name or "llama2-7b", layers=cfg.n_layer, d_model=cfg.d_model, heads=cfg.n_head,
+                            kv_heads=cfg.n_kv_head, head_dim=cfg.head_dim, d_ff=cfg.d_ff, vocab=cfg.n_vocab,
+                            tied="on" if cfg.tied_embeddings else "off", context=context)
+    if name is None:
+        bench.set("preset", "")
+    make_app(lang=getattr(args, "lang", None), bench=bench, lessons=[]).run()
+    return 0
 
 
 def cmd_params(args, lang) -> int:

@@ -13,6 +13,7 @@ class LessonCommands(Provider):
     def _entries(self):
         tour = self.app.tour
         lang = tour.lang
+        yield t("palette_workbench", lang), self.app.open_workbench
         for lesson in tour.lessons:
             name = t("palette_lesson", lang, order=lesson.order, title=lesson.title(lang))
             yield name, partial(self.app.open_lesson, lesson.id, 0)

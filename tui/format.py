@@ -109,3 +109,10 @@ def wrap_cells(text: str, width: int) -> list[str]:
     if line:
         lines.append("".join(line).rstrip())
     return lines
+
+
+def wrap_text(text: str, width: int, style: str = ""):
+    """A rich Text of `text` wrapped with wrap_cells: CJK lines break between characters, not at spaces."""
+    from rich.text import Text
+
+    return Text("\n".join(wrap_cells(text, max(10, width))), style=style)

@@ -46,6 +46,7 @@ TEXTS = {
         "c            show the engine code behind the current table\n"
         "l            switch between Chinese and English\n"
         "o            lessons and your progress\n"
+        "w            the sizing workbench (params and kvcache lessons)\n"
         "Ctrl+P       jump to any lesson or step\n"
         "Up, Down     scroll; Tab switches between tables and prose\n"
         "?            this help\n"
@@ -58,18 +59,64 @@ TEXTS = {
         "c                查看当前表格背后的引擎代码\n"
         "l                在中文和英文之间切换\n"
         "o                课程列表和学习进度\n"
+        "w                参数与内存计算器（params、kvcache 两课）\n"
         "Ctrl+P           跳到任意一课或任意一步\n"
         "上、下方向键     滚动；Tab 在表格和正文之间切换\n"
         "?                显示本帮助\n"
         "q                退出（会记住当前位置）\n"
         "Esc              关闭本窗口这类弹出窗口"),
+    "calc_title": ("Sizing workbench: type a model card's numbers; every output follows each keystroke",
+                   "参数与内存计算器：填入模型卡上的数字，每敲一个键，结果随之更新"),
+    "calc_hint": ("Tab or Enter: next field. Presets: llama2-7b, llama3-8b, gemma-7b... d_ff follows "
+                  "the SwiGLU rule when 'round to' is filled.",
+                  "Tab 或回车：下一栏。预设如 llama2-7b、llama3-8b、gemma-7b……填了「取整倍数」，"
+                  "前馈宽度就按 SwiGLU 规则算出。"),
+    "calc_invalid": ("Not valid yet:", "还不能计算："),
+    "calc_stale": ("Outputs are stale, from the last valid input:", "结果已过期，显示的是上一次有效输入的结果："),
+    "calc_next": ("next field", "下一栏"),
+    "calc_pin": ("pin to compare", "固定以对比"),
+    "calc_back": ("back to the lesson", "返回课程"),
+    "calc_total": ("total", "总计"),
+    "calc_published": ("published {n}: {ok}", "公布 {n}：{ok}"),
+    "calc_match": ("matches", "一致"),
+    "calc_differ": ("differs", "不同"),
+    "calc_memory": ("weights {w} {wb} + KV cache {c} {cb} ({ctx} tokens x {batch}) = {total}",
+                    "权重 {w} {wb} + KV 缓存 {c} {cb}（{ctx} 词元 x {batch}）= {total}"),
+    "calc_fits": ("fits in {budget} GiB: yes, {gap} to spare", "放得进 {budget} GiB：可以，还剩 {gap}"),
+    "calc_short": ("fits in {budget} GiB: no, {gap} short", "放得进 {budget} GiB：不行，还差 {gap}"),
+    "calc_kv": ("KV cache per token: {per} in {c} = {formula} bytes", "每词元 KV 缓存：{c} 下 {per} = {formula} 字节"),
+    "calc_finetune": ("full fine-tuning: {b} (Adam, mixed precision: {per} bytes a parameter, no activations)",
+                      "全量微调：{b}（混合精度 Adam：每个参数 {per} 字节，不含激活值）"),
+    "calc_pinned": ("pinned: {name}, total {total}, weights + cache {mem}", "已固定：{name}，总计 {total}，权重 + 缓存 {mem}"),
+    "calc_pinned_now": ("Pinned. Change a field: the table shows both, and the change.",
+                        "已固定。改任意一栏：表格会同时列出两者和差值。"),
+    "calc_unpinned": ("Unpinned.", "已取消固定。"),
+    "calc_reset": ("Reset to the preset's values.", "已恢复为预设的数值。"),
+    "calc_quit_hint": ("The workbench was opened on its own: Ctrl+Q quits.", "计算器是单独打开的：按 Ctrl+Q 退出。"),
+    "calc_custom": ("custom model (from {base})", "自定义模型（基于 {base}）"),
+    "calc_custom_plain": ("custom model", "自定义模型"),
+    "calc_items": ("Every parameter", "逐项参数"),
+    "calc_part": ("part", "部件"),
+    "calc_one_layer": ("one layer", "每层"),
+    "calc_all": ("all layers", "全部"),
+    "calc_layer": ("a whole layer", "一层合计"),
+    "calc_now": ("now", "当前"),
+    "calc_was": ("pinned", "已固定"),
+    "calc_change": ("change", "差值"),
+    "calc_shares": ("Where the parameters live", "参数分布"),
+    "calc_chart": ("KV cache by context length (batch {batch}, {c})", "KV 缓存随上下文长度（批 {batch}，{c}）"),
+    "calc_context": ("context", "上下文"),
+    "workbench": ("workbench", "计算器"),
+    "no_workbench": ("The sizing workbench opens from the params and kvcache lessons, or with Ctrl+P.",
+                     "参数与内存计算器可以在 params、kvcache 两课里打开，或按 Ctrl+P。"),
+    "palette_workbench": ("Sizing workbench: parameters and memory of any model", "参数与内存计算器：任意模型的参数量和内存"),
     "palette_prompt": ("Jump to a lesson or step...", "跳到某一课或某一步……"),
     "palette_lesson": ("Lesson {order}: {title}", "第 {order} 课：{title}"),
     "palette_step": ("{lesson} > {title}", "{lesson} > {title}"),
 }
 
 
-def t(name: str, lang: str, **fields) -> str:
+def t(name: str, lang: str, /, **fields) -> str:
     """The text called `name` in `lang`, with {fields} filled."""
     en, zh = TEXTS[name]
     return (zh if lang == "zh" else en).format(**fields)

@@ -11,12 +11,17 @@ from textual.widgets import Static
 from engine.errors import EngineError
 from engine.views import fmt_value
 
+from ..format import wrap_text
 from ..i18n import t
 from ..plain import _tables, prose, settings_line
 from ..widgets.flat import flatten
 from ..widgets.keybar import KeyBar
 
 WIDE = 120  # from this width on, the prose sits beside the tables
+WORKBENCH_LESSONS = ("params", "kvcache")  # lessons whose w key opens the sizing workbench
+_TO_WORKBENCH = {"preset": "preset", "layers": "layers", "hidden": "d_model", "heads": "heads",
+                 "kv_heads": "kv_heads", "head_dim": "head_dim", "ffn": "d_ff", "vocab": "vocab",
+                 "context": "context", "batch": "batch", "dtype": "cache"}
 TABLES_WIDTH = 80  # the tables pane's width then, as in app.tcss: every table fits 77 cells
 
 
@@ -31,6 +36,7 @@ class LessonScreen(Screen):
         Binding("c", "code", "code", show=False),
         Binding("l", "language", "language", show=False),
         Binding("o", "overview", "lessons", show=False),
+        Binding("w", "workbench", "workbench", show=False),
         Binding("question_mark", "help", "help", show=False),
         Binding("q", "quit", "quit", show=False),
         Binding("tab", "focus_next", "switch pane", show=False),
@@ -100,7 +106,8 @@ class LessonScreen(Screen):
         if message is not None:
             self._message = message
         hint = self._message or t("hint", lang, keys=self._key_range())
-        self._set("message", ("message", hint), lambda: Text(hint, style="italic" if self._message else "dim"))
+        self._set("message", ("message", hint, w),
+                  lambda: wrap_text(hint, w - 2, "italic" if self._message else "dim"))
         pane_width, prose_width = self._widths(w)
         self._set("tables", ("tables", where, result, other, pane_width),
                   lambda: flatten(self._tables(result, other, step, lang, pane_width), pane_width))
@@ -151,7 +158,10 @@ class LessonScreen(Screen):
         items = [("n", t("next", lang), not tour.at_end()), ("p", t("prev", lang), not tour.at_start())]
         for x in tour.lesson.experiments:
             items.append((x.key, x.param, tour.applies(x)))
-        items += [("0", t("reset", lang), bool(tour.overrides())), ("c", t("code", lang), True),
+        items += [("0", t("reset", lang), bool(tour.overrides())), ("c", t("code", lang), True)]
+        if tour.lesson.id in WORKBENCH_LESSONS:
+            items.append(("w", t("workbench", lang), True))
+        items += [
                   ("l", t("lang", lang), True), ("o", t("lessons", lang), True), ("?", t("help", lang), True),
                   ("q", t("quit", lang), True)]
         return items
@@ -207,6 +217,20 @@ class LessonScreen(Screen):
         """Show the lessons and the progress in each."""
         from .overview import OverviewScreen
         self.app.push_screen(OverviewScreen())
+
+    def action_workbench(self) -> None:
+        """Open the sizing workbench with this step's model (params and kvcache lessons)."""
+        if self.tour.lesson.id not in WORKBENCH_LESSONS:
+            self.redraw(message=t("no_workbench", self.tour.lang))
+            return
+        params = self.tour.result().params
+        fields = {_TO_WORKBENCH[k]: v for k, v in params.items() if k in _TO_WORKBENCH}
+        if "tied" in params:
+            fields["tied"] = "on" if params["tied"] else "off"
+        if fields.get("head_dim") is not None and "d_model" in fields and fields["d_model"] % fields["heads"] == 0 \
+                and fields["head_dim"] == fields["d_model"] // fields["heads"]:
+            fields["head_dim"] = None  # derived: leave the field empty, as the preset does
+        self.app.open_workbench(**fields)
 
     def action_help(self) -> None:
         """Show every key."""

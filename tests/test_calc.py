@@ -1,0 +1,152 @@
+"""The sizing workbench: its logic, then the screen driven by Pilot."""
+
+import pytest
+from textual.widgets import Input
+
+from conftest import run_cli
+from test_sizing import PUBLISHED
+from tui.app import make_app
+from tui.screens.calc import CalcScreen
+from tui.workbench import Workbench
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_every_preset_gives_its_published_total(name):
+    bench = Workbench.start(name)
+    assert not bench.errors and bench.sizing.report["total"] == PUBLISHED[name]
+    assert bench.sizing.published == PUBLISHED[name]
+
+
+def test_a_changed_field_is_no_longer_the_published_model():
+    bench = Workbench.start("llama2-7b")
+    bench.set("layers", "40")
+    assert bench.sizing.report["total"] == 8_357_482_496 and bench.sizing.published is None
+    assert not bench.sizing.same
+
+
+def test_d_ff_follows_the_swiglu_rule_when_asked():
+    bench = Workbench.start("llama3-8b")
+    bench.set("d_ff", "")
+    bench.set("multiple_of", "1024")
+    bench.set("multiplier", "1.3")
+    assert bench.values["d_ff"] == "14336" and bench.sizing.report["total"] == 8_030_261_248
+
+
+@pytest.mark.parametrize("field, text, words", [
+    ("layers", "abc", "whole number"),
+    ("layers", "0", "from 1"),
+    ("vocab", "-5", "from 1"),
+    ("heads", "7", "does not divide"),
+    ("kv_heads", "5", "must divide"),
+    ("layers", "99999999999999999999", "from 1 to 1,048,576"),
+    ("context", "1e12", "1,000,000,000"),
+    ("weights", "fp8", "one of"),
+    ("tied", "maybe", "on or off"),
+    ("preset", "gpt-9", "unknown preset"),
+])
+def test_bad_input_is_marked_and_keeps_the_last_result_stale(field, text, words):
+    bench = Workbench.start("llama2-7b")
+    before = bench.sizing
+    bench.set(field, text)
+    assert field in bench.errors and words in bench.errors[field].en and bench.errors[field].zh
+    assert bench.stale and bench.sizing is before
+    bench.set(field, Workbench.start("llama2-7b").values[field])
+    assert not bench.errors and not bench.stale
+
+
+def test_the_24_gib_question():
+    """Does Llama 3 8B with a 32k context fit in 24 GiB in fp16? One screen answers it."""
+    bench = Workbench.start("llama3-8b", context=32768)
+    s = bench.sizing
+    assert s.weight_bytes == 8_030_261_248 * 2 and s.kv_bytes == 4 * 2**30
+    assert s.inference_bytes < 24 * 2**30
+
+
+def summary(app) -> str:
+    return app.screen.query_one("#summary").content.plain
+
+
+def items(app) -> str:
+    return app.screen.query_one("#items").content.plain
+
+
+@pytest.mark.parametrize("preset, total", [("llama2-7b", "6,738,415,616"), ("llama3-8b", "8,030,261,248")])
+async def test_workbench_shows_the_total_at_80x24(tmp_path, preset, total):
+    app = make_app(lang="en", bench=Workbench.start(preset), lessons=[], state_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert total in summary(app) and "matches" in summary(app)
+
+
+async def test_typing_a_layer_count_updates_the_total_at_once(tmp_path):
+    app = make_app(lang="en", bench=Workbench.start("llama2-7b"), lessons=[], state_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.focused.id == "in-layers"
+        await pilot.press("backspace")
+        assert "Not valid yet" not in app.screen.query_one("#calc-message").content.plain
+        assert f"{engine_total(3):,}" in summary(app)
+        await pilot.press("8")
+        assert f"{engine_total(38):,}" in summary(app)
+
+
+def engine_total(layers):
+    from engine import sizing
+    return sizing.total_params(sizing.PRESETS["llama2-7b"].with_(n_layer=layers))
+
+
+async def test_bad_input_in_the_screen_keeps_the_app_running(tmp_path):
+    app = make_app(lang="zh", bench=Workbench.start("llama2-7b"), lessons=[], state_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("x")
+        message = "".join(app.screen.query_one("#calc-message").content.plain.split())
+        assert "结果已过期" in message and "层数" in message
+        assert app.screen.query_one("#in-layers", Input).has_class("-bad")
+        assert "6,738,415,616" in summary(app)  # the last valid result, still shown
+        await pilot.press("backspace")
+        assert not app.screen.query_one("#in-layers", Input).has_class("-bad") and app.is_running
+
+
+async def test_pin_and_compare(tmp_path):
+    app = make_app(lang="en", bench=Workbench.start("llama2-7b"), lessons=[], state_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+t")
+        assert "pinned: Llama 2 7B" in summary(app)
+        app.screen.query_one("#in-kv_heads", Input).focus()
+        await pilot.press("backspace", "backspace", "8")
+        assert "pinned" in items(app) and "change" in items(app)
+        assert "-" in items(app).split("attention W_k")[1].splitlines()[0]  # fewer K parameters than pinned
+        await pilot.press("ctrl+t")
+        assert "pinned:" not in summary(app) and "all layers" in items(app)
+
+
+async def test_workbench_opens_from_the_params_lesson_and_goes_back(tmp_path):
+    app = make_app(lang="en", lesson="params", state_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("w")
+        assert isinstance(app.screen, CalcScreen) and "6,738,415,616" in summary(app)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, CalcScreen) and app.tour.lesson.id == "params"
+        app.open_lesson("kvcache", 1)  # the GQA step: Llama 3 8B
+        await pilot.press("w")
+        assert "Llama 3 8B" in summary(app)
+
+
+async def test_the_w_key_elsewhere_explains(tmp_path):
+    app = make_app(lang="en", lesson="heads", state_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("w")
+        assert not isinstance(app.screen, CalcScreen)
+        message = " ".join(app.lesson_screen().query_one("#message").content.plain.split())
+        assert "opens from the params and kvcache lessons" in message
+
+
+def test_calc_refuses_bad_flags_in_one_line():
+    out = run_cli("calc", "--preset", "gpt-9")
+    assert out.returncode == 2 and "unknown preset 'gpt-9'" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_workbench_snapshot(snap_compare, tmp_path, lang):
+    app = make_app(lang=lang, bench=Workbench.start("llama3-8b", context=32768), lessons=[], state_dir=tmp_path)
+    assert snap_compare(app, terminal_size=(80, 24))

@@ -1,0 +1,285 @@
+"""The sizing workbench: type a model card's numbers, see every term of the count and the memory."""
+
+from rich.cells import cell_len
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.suggester import SuggestFromList
+from textual.widgets import Input, Label, Static
+
+from engine import sizing
+
+from ..format import format_value, human_bytes, short_count, wrap_text
+from ..i18n import t
+from ..plain import PLAIN
+from ..widgets.flat import flatten
+from ..widgets.keybar import KeyBar
+from ..workbench import FIELDS, Workbench
+
+FIELDS_WIDTH = 27  # the fields column, as in app.tcss
+SUGGEST = {"preset": list(sizing.PRESETS), "weights": list(sizing.BYTES_PER_PARAM),
+           "cache": list(sizing.BYTES_PER_PARAM), "tied": ["on", "off"]}
+PARTS = (  # itemised rows: (label, keys in param_count summed, whether per layer)
+    (("embedding", "词嵌入"), ("embedding",), False),
+    (("attention W_q", "注意力 W_q"), ("attention/q",), True),
+    (("attention W_k", "注意力 W_k"), ("attention/k",), True),
+    (("attention W_v", "注意力 W_v"), ("attention/v",), True),
+    (("attention W_o", "注意力 W_o"), ("attention/o",), True),
+    (("FFN gate", "前馈 gate"), ("ffn/gate",), True),
+    (("FFN up", "前馈 up"), ("ffn/up",), True),
+    (("FFN down", "前馈 down"), ("ffn/down",), True),
+    (("layer norms", "层内归一化"), ("norm/attention", "norm/ffn"), True),
+    (("final norm", "最终归一化"), ("norm/final",), False),
+    (("output head", "输出投影"), ("output",), False),
+)
+GROUPS = (("attention", ("attention", "注意力")), ("ffn", ("FFN", "前馈")),
+          ("embeddings", ("embeddings + output", "词嵌入 + 输出")), ("norms", ("norms", "归一化")))
+
+
+def _tr(pair, lang):
+    return pair[1] if lang == "zh" else pair[0]
+
+
+def _model_name(s, lang) -> str:
+    """The preset's name, or says the model was changed from it."""
+    if s.same and s.cfg.name:
+        return s.cfg.name
+    return t("calc_custom", lang, base=s.cfg.name) if s.cfg.name else t("calc_custom_plain", lang)
+
+
+def bar(share: float, width: int = 20) -> str:
+    """An ASCII bar: '#' for the share, '.' for the rest (block glyphs are ambiguous width)."""
+    filled = round(share * width)
+    return "#" * filled + "." * (width - filled)
+
+
+class CalcScreen(Screen):
+    """Fields on the left, live outputs on the right; a bad field keeps the last good outputs, marked stale."""
+
+    BINDINGS = [
+        Binding("down,enter", "field(1)", "next field", show=False),
+        Binding("up", "field(-1)", "previous field", show=False),
+        Binding("ctrl+t", "pin", "pin", show=False, priority=True),
+        Binding("ctrl+r", "reset", "reset", show=False, priority=True),
+        Binding("ctrl+l", "language", "language", show=False, priority=True),
+        Binding("escape", "back", "back", show=False),
+    ]
+
+    def __init__(self, bench: Workbench, standalone: bool = False):
+        super().__init__()
+        self.bench, self.standalone = bench, standalone
+
+    @property
+    def lang(self) -> str:
+        return self.app.tour.lang
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="calc-title")
+        with Horizontal(id="calc-body"):
+            with VerticalScroll(id="fields"):
+                for f in FIELDS:
+                    with Horizontal(classes="field-row"):
+                        yield Label(id=f"label-{f.name}", classes="field-label")
+                        suggest = SuggestFromList(SUGGEST[f.name]) if f.name in SUGGEST else None
+                        yield Input(self.bench.values.get(f.name, ""), id=f"in-{f.name}", suggester=suggest,
+                                    compact=True, select_on_focus=False)
+            with VerticalScroll(id="outputs"):
+                yield Static(id="summary")
+                yield Static(id="items")
+                yield Static(id="shares")
+                yield Static(id="chart")
+        yield Static(id="calc-message")
+        yield KeyBar(id="calc-keys")
+
+    def on_mount(self) -> None:
+        self.query_one("#in-layers", Input).focus()
+        self.redraw()
+
+    def on_resize(self) -> None:
+        self.redraw()
+
+    # --- input --------------------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        name = event.input.id.removeprefix("in-")
+        if self.bench.values.get(name) == event.value:
+            return
+        self.bench.set(name, event.value)
+        if name == "preset" and event.value.strip() in sizing.PRESETS:
+            self._sync_inputs(skip="preset")
+        self.redraw()
+
+    def _sync_inputs(self, skip: str = "") -> None:
+        """Show the workbench's values in the inputs (after a preset or a reset)."""
+        for f in FIELDS:
+            widget = self.query_one(f"#in-{f.name}", Input)
+            value = self.bench.values.get(f.name, "")
+            if f.name != skip and widget.value != value:
+                with widget.prevent(Input.Changed):
+                    widget.value = value
+
+    # --- drawing ------------------------------------------------------------------------
+
+    def redraw(self, message: str | None = None) -> None:
+        lang, bench = self.lang, self.bench
+        for f in FIELDS:
+            self.query_one(f"#label-{f.name}", Label).update(f.label(lang))
+            widget = self.query_one(f"#in-{f.name}", Input)
+            widget.set_class(f.name in bench.errors, "-bad")
+            if f.name == "d_ff":
+                widget.disabled = bench.derived_d_ff()
+                if bench.derived_d_ff() and widget.value != bench.values["d_ff"]:
+                    with widget.prevent(Input.Changed):
+                        widget.value = bench.values["d_ff"]
+        self.query_one("#calc-title", Static).update(Text(t("calc_title", lang), style="bold"))
+        width = max(30, self.app.size.width - FIELDS_WIDTH - 3)  # as app.tcss lays it out: known before layout
+        s = bench.sizing
+        if s is not None:
+            style = "dim" if bench.stale else ""
+            self.query_one("#summary", Static).update(flatten(self._summary(s, lang, style), width))
+            self.query_one("#items", Static).update(flatten(self._items(s, lang, style), width))
+            self.query_one("#shares", Static).update(flatten(self._shares(s, lang, style), width))
+            self.query_one("#chart", Static).update(flatten(self._chart(s, lang, style), width))
+        line_width = self.app.size.width - 2
+        if bench.errors:
+            sep = "；" if lang == "zh" else "; "
+            text = wrap_text(t("calc_stale" if bench.stale else "calc_invalid", lang) + " "
+                             + sep.join(e(lang) for e in bench.errors.values()), line_width, "bold red")
+        else:
+            text = wrap_text(message or t("calc_hint", lang), line_width, "italic" if message else "dim")
+        self.query_one("#calc-message", Static).update(text)
+        keys = [("Tab", t("calc_next", lang), True), ("Ctrl+T", t("calc_pin", lang), s is not None),
+                ("Ctrl+R", t("reset", lang), True), ("Ctrl+L", t("lang", lang), True),
+                ("Esc", t("calc_back", lang), not self.standalone), ("Ctrl+Q", t("quit", lang), True)]
+        self.query_one(KeyBar).show(keys)
+
+    def _summary(self, s, lang, style):
+        bench = self.bench
+        total = s.report["total"]
+        out = Text(style=style)
+        out.append(_model_name(s, lang) + "  ", style="bold")
+        out.append(t("calc_total", lang) + " ")
+        out.append(f"{total:,}", style="bold")
+        out.append(f" = {short_count(total, lang)}")
+        if s.published is not None:
+            out.append("  " + t("calc_published", lang, n=f"{s.published:,}",
+                                ok=t("calc_match" if s.published == total else "calc_differ", lang)))
+        out.append("\n" + t("calc_memory", lang, w=s.weights_dtype, wb=human_bytes(s.weight_bytes),
+                            c=s.cache_dtype, cb=human_bytes(s.kv_bytes), ctx=f"{s.context:,}", batch=s.batch,
+                            total=human_bytes(s.inference_bytes)))
+        if s.budget is not None:
+            spare = s.budget * 2**30 - s.inference_bytes
+            key = "calc_fits" if spare >= 0 else "calc_short"
+            out.append("\n")
+            out.append(t(key, lang, budget=f"{s.budget:g}", gap=human_bytes(abs(spare))),
+                       style="bold green" if spare >= 0 else "bold red")
+        out.append("\n" + t("calc_kv", lang, per=human_bytes(s.kv_per_token), c=s.cache_dtype,
+                            formula=f"2 x {s.cfg.n_layer} x {s.cfg.n_kv_head} x {s.cfg.d_head} x "
+                                    f"{sizing.BYTES_PER_PARAM[s.cache_dtype]:g}"))
+        out.append("\n" + t("calc_finetune", lang, b=human_bytes(s.report["finetune_bytes"]),
+                            per=sizing.FINETUNE_BYTES_PER_PARAM))
+        if bench.pinned is not None:
+            p = bench.pinned
+            out.append("\n" + t("calc_pinned", lang, name=_model_name(p, lang), total=f"{p.report['total']:,}",
+                                mem=human_bytes(p.inference_bytes)), style="bold cyan")
+        return out
+
+    def _items(self, s, lang, style):
+        items, L, total = s.report["items"], s.cfg.n_layer, s.report["total"]
+        pinned = self.bench.pinned
+        table = Table(box=PLAIN, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True, header_style="bold",
+                      style=style, title=t("calc_items", lang), title_justify="left", title_style="bold")
+        table.add_column(t("calc_part", lang))
+        if pinned is None:
+            table.add_column(t("calc_one_layer", lang), justify="right")
+            table.add_column(t("calc_all", lang), justify="right")
+            table.add_column("%", justify="right")
+        else:
+            table.add_column(t("calc_now", lang), justify="right")
+            table.add_column(t("calc_was", lang), justify="right")
+            table.add_column(t("calc_change", lang), justify="right")
+        rows = [(_tr(label, lang), sum(items[k] for k in keys), per_layer) for label, keys, per_layer in PARTS]
+        rows.append((t("calc_total", lang), total, False))
+        old = None
+        if pinned is not None:
+            p_items = pinned.report["items"]
+            old = [sum(p_items[k] for k in keys) for _, keys, _ in PARTS] + [pinned.report["total"]]
+        for i, (label, n, per_layer) in enumerate(rows):
+            last = i == len(rows) - 1
+            if old is None:
+                table.add_row(label, f"{n // L:,}" if per_layer else "", f"{n:,}",
+                              format_value(n / total, "pct", lang).replace(" %", "%"),
+                              style="bold" if last else "")
+            else:
+                change = n - old[i]
+                table.add_row(label, short_count(n, lang), short_count(old[i], lang),
+                              ("+" if change > 0 else "-" if change < 0 else "") + short_count(abs(change), lang)
+                              if change else "0", style="bold" if last else "")
+        if old is None:
+            table.add_row(t("calc_layer", lang), f"{s.report['per_layer']:,}", "", "")
+        return table
+
+    def _shares(self, s, lang, style):
+        shares = s.report["shares"]
+        out = Text(t("calc_shares", lang) + "\n", style=f"bold {style}".strip())
+        names = [_tr(label, lang) for _, label in GROUPS]
+        width = max(cell_len(name) for name in names)
+        for (key, _), name in zip(GROUPS, names):
+            pad = " " * (width - cell_len(name))  # cell_len, not len: the zh labels are two cells a character
+            out.append(f"{name}{pad}  {bar(shares[key])} {shares[key] * 100:5.1f}%\n", style=style)
+        return out
+
+    def _chart(self, s, lang, style):
+        rows = s.chart()
+        top = max(r[2] for r in rows) or 1  # bars for this model: the longest context fills the bar
+        table = Table(box=PLAIN, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True, header_style="bold",
+                      style=style, title=t("calc_chart", lang, batch=s.batch, c=s.cache_dtype),
+                      title_justify="left", title_style="bold")
+        table.add_column(t("calc_context", lang), justify="right")
+        table.add_column("MHA", justify="right")
+        table.add_column(f"kv={s.cfg.n_kv_head}", justify="right")
+        table.add_column("MQA", justify="right")
+        table.add_column("", no_wrap=True)
+        for n, mha, this, mqa in rows:
+            table.add_row(f"{n:,}", human_bytes(mha), human_bytes(this), human_bytes(mqa), bar(this / top, 8))
+        return table
+
+    # --- actions ------------------------------------------------------------------------
+
+    def action_field(self, step: int) -> None:
+        """Move to the next or previous field."""
+        if step > 0:
+            self.focus_next()
+        else:
+            self.focus_previous()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.focus_next()
+
+    def action_pin(self) -> None:
+        """Pin the current model to compare against, or unpin it."""
+        pinned = self.bench.pin()
+        self.redraw(t("calc_pinned_now" if pinned else "calc_unpinned", self.lang))
+
+    def action_reset(self) -> None:
+        """Start again from the preset in the preset field (Llama 2 7B if none)."""
+        preset = self.bench.values.get("preset", "").strip()
+        fresh = Workbench.start(preset if preset in sizing.PRESETS else "llama2-7b")
+        fresh.pinned = self.bench.pinned
+        self.bench = fresh
+        self._sync_inputs()
+        self.redraw(t("calc_reset", self.lang))
+
+    def action_language(self) -> None:
+        """Switch between Chinese and English."""
+        self.app.set_language("en" if self.lang == "zh" else "zh")
+
+    def action_back(self) -> None:
+        """Back to the lesson (when the workbench was opened from one)."""
+        if self.standalone:
+            self.redraw(t("calc_quit_hint", self.lang))
+        else:
+            self.dismiss()
