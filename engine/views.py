@@ -530,9 +530,10 @@ def _kvcache(preset, context, kv_heads, batch, dtype):
     variants = [(Tr(f"MHA, kv_heads={cfg.n_head}", f"MHA，kv_heads={cfg.n_head}"), cfg.with_(n_kv_head=cfg.n_head)),
                 (Tr(f"this model, kv_heads={cfg.n_kv_head}", f"本模型，kv_heads={cfg.n_kv_head}"), cfg),
                 (Tr("MQA, kv_heads=1", "MQA，kv_heads=1"), cfg.with_(n_kv_head=1))]
-    weights = sizing.weight_bytes(cfg, dtype)
+    weights = sizing.weight_bytes(cfg, "fp16")  # the weights stay fp16; dtype is the cache's precision
     rows = tuple((name, sizing.kv_bytes_per_token(c, dtype), sizing.kv_cache_bytes(c, context, batch, dtype),
-                  weights + sizing.kv_cache_bytes(c, context, batch, dtype)) for name, c in variants)
+                  sizing.weight_bytes(c, "fp16") + sizing.kv_cache_bytes(c, context, batch, dtype))
+                 for name, c in variants)  # each variant with its own weights: fewer KV heads, smaller W_k, W_v
     sweep = tuple((n, sizing.kv_cache_bytes(cfg, n, batch, dtype)) for n in (1024, 4096, 8192, 32768, 131072))
     return Result("kvcache", dict(preset=preset, context=context, kv_heads=cfg.n_kv_head, batch=batch, dtype=dtype), (
         Table("cache", Tr(f"KV cache of {cfg.name} at {context:,} tokens, batch {batch}",
@@ -543,7 +544,9 @@ def _kvcache(preset, context, kv_heads, batch, dtype):
               (_col("context", "context", "上下文", ","), _col("cache", "cache", "缓存", "bytes")), sweep),
     ), (Fact("formula", Tr("bytes per token", "每词元字节"),
              f"2 x {cfg.n_layer} x {cfg.n_kv_head} x {cfg.d_head} x {sizing.BYTES_PER_PARAM[dtype]:g}"),
-        Fact("weights", Tr(f"weights in {dtype}", f"{dtype} 权重"), weights, "bytes")))
+        Fact("weights", Tr("weights in fp16", "fp16 权重"), weights, "bytes"),
+        Fact("group", Tr("query heads per KV head", "每个键值头对应的查询头"), cfg.n_head // cfg.n_kv_head, "d"),
+        Fact("model", Tr("model", "模型"), cfg.name)))
 
 
 _WIDTH_RULES = (("llama2-7b", None, 256), ("llama3-8b", 1.3, 1024), ("llama2-70b", 1.3, 4096))
@@ -564,7 +567,7 @@ def _ffn(d_model, multiplier, multiple_of, seed):
         shares = sizing.group_shares(sizing.PRESETS[name])
         share_rows.append((sizing.PRESETS[name].name, shares["attention"], shares["ffn"], shares["embeddings"]))
     unit = demos.swiglu_demo(seed)
-    opened, closed = int(np.argmax(unit[:, 0])), int(np.argmin(unit[:, 0]))
+    opened, closed = int(np.argmax(unit[:, 1])), int(np.argmin(np.abs(unit[:, 1])))  # by what silu lets through
     gate_facts = (Fact("open_unit", Tr("the most open unit", "最开的单元"), opened, "d"),
                   Fact("open_gate", Tr("its gate", "它的门控"), float(unit[opened, 0]), "+.2f"),
                   Fact("open_silu", Tr("silu lets through", "silu 放行"), float(unit[opened, 1]), "+.2f"),
@@ -644,7 +647,7 @@ def _context(preset, prompt, dtype):
     return Result("context", dict(preset=preset, prompt=prompt, dtype=dtype), (
         Table("prefill", Tr(f"Reading the prompt: {cfg.name}", f"读入提示词：{cfg.name}"),
               (_col("n", "prompt", "提示词", ","), _col("scores", "scores per head", "每头打分数", ","),
-               _col("tflops", "TFLOPs", "TFLOPs", ",.1f"), _col("share", "of it attention", "其中注意力", "pct"),
+               _col("tflops", "TFLOP", "万亿次运算", ",.1f"), _col("share", "of it attention", "其中注意力", "pct"),
                _col("cache", "KV cache", "KV 缓存", "bytes")),
               tuple(prefill), note=Tr("per layer, each head scores n x n pairs; fp16 cache",
                                       "每层每个头要给 n x n 对打分；缓存按 fp16 计")),

@@ -304,9 +304,9 @@ def lookup(result: Result, ref: str):
         for fact in result.facts:
             if fact.key == parts[0]:
                 return fact.value, fact.fmt
-        if parts[0] in result.params:  # a setting, such as {draws}
-            value = result.params[parts[0]]
-            return value, "," if isinstance(value, int) and not isinstance(value, bool) else "text"
+        if parts[0] in result.params:  # a setting, such as {draws}: written as the settings line writes it
+            from engine.views import fmt_value
+            return fmt_value(result.params[parts[0]]), "text"
         raise KeyError(f"no fact or setting {ref!r}")
     if len(parts) != 3:
         raise KeyError(f"{ref!r} is neither a fact nor table.row.column")

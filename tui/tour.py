@@ -100,12 +100,17 @@ class Tour:
         return experiment.param in {p.name for p in VIEWS[self.step.view].params}
 
     def press(self, key: str):
-        """Move the experiment on `key` to its next value (the last wraps to the first); return it."""
+        """Move the experiment on `key` to the value after the one on screen (the last wraps to the first)."""
         experiment = self.experiment(key)
         if experiment is None or not self.applies(experiment):
             return None
         pressed = self.presses.setdefault(self.lesson.id, {})
-        pressed[key] = (pressed.get(key, 0) + 1) % len(experiment.values)
+        if key in pressed:
+            index = pressed[key]
+        else:  # the first press moves on from what the step shows now, which need not be values[0]
+            shown = self.result().params.get(experiment.param)
+            index = experiment.values.index(shown) if shown in experiment.values else -1
+        pressed[key] = (index + 1) % len(experiment.values)
         return experiment
 
     def reset(self) -> bool:
