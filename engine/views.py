@@ -380,8 +380,8 @@ def _residual(residual, seed, layers):
         Table("stream", Tr(f'x through {layers} layers for "{" ".join(llama.PROMPT[1:])}"',
                            f'「{" ".join(llama.PROMPT[1:])}」的 x 经过 {layers} 层'),
               (_col("stage", "after", "阶段"), _col("shape", "shape", "形状"),
-               _col("norm_on", "|x| add", "|x|（有残差）", ".2f"), _col("cos_on", "cos add", "cos（有残差）", "+.2f"),
-               _col("norm_off", "|x| replace", "|x|（无残差）", ".2f"), _col("cos_off", "cos replace", "cos（无残差）", "+.2f")),
+               _col("norm_on", "|x| add", "|x| 残差", ".2f"), _col("cos_on", "cos add", "cos 残差", "+.2f"),
+               _col("norm_off", "|x| replace", "|x| 无残差", ".2f"), _col("cos_off", "cos replace", "cos 无残差", "+.2f")),
               rows, note=Tr("|x|: mean length of a token's vector; cos: its cosine with the token's embedding, "
                             "how much of the embedding is still there",
                             "|x|：每个词元向量的平均长度；cos：它与该词元嵌入的余弦，即嵌入还剩多少")),

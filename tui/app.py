@@ -3,8 +3,9 @@
 from pathlib import Path
 
 from textual.app import App
+from textual.binding import Binding
 
-from .commands import LessonCommands
+from .commands import LessonCommands, Palette
 from .i18n import t
 from .screens.lesson import LessonScreen
 from .state import Store
@@ -17,6 +18,7 @@ class XfTourApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "xf-tour"
     COMMANDS = {LessonCommands}  # lessons and steps only: the system commands speak English alone
+    BINDINGS = [Binding("ctrl+c", "quit_saving", "quit", show=False)]  # not Textual's English-only toast
     ENABLE_COMMAND_PALETTE = True
 
     def __init__(self, tour: Tour, store: Store, lesson: str | None = None, bench=None):
@@ -37,19 +39,24 @@ class XfTourApp(App):
 
     def _first_save(self) -> None:
         """Record where the tour opened; say in one line if the progress was broken or cannot be kept."""
-        notice = t("corrupt", self.tour.lang, why=self.store.problem) if self.store.problem else None
+        lang, problem = self.tour.lang, self.store.problem
+        notice = t(f"progress_{problem}", lang, path=self.store.path) if problem else None
         if not self.save() and notice is None:
-            notice = t("unsaved", self.tour.lang, why=self.store.problem)
+            notice = t("progress_unwritable", lang, path=self.store.folder)
         screen = self.lesson_screen()
         if notice and screen is not None:
             screen.redraw(notice)
 
     def action_command_palette(self) -> None:
         """Open the palette of lessons and steps, its prompt in the learner's language."""
-        from textual.command import CommandPalette
+        if not Palette.is_open(self):
+            self.push_screen(Palette(id="--command-palette", placeholder=t("palette_prompt", self.tour.lang)))
 
-        if not CommandPalette.is_open(self):
-            self.push_screen(CommandPalette(id="--command-palette", placeholder=t("palette_prompt", self.tour.lang)))
+    def action_quit_saving(self) -> None:
+        """Quit at once, keeping the learner's place."""
+        if self._bench is None:
+            self.save()
+        self.exit()
 
     def save(self) -> bool:
         """Write the progress; False when this folder cannot be written."""

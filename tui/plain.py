@@ -41,14 +41,14 @@ def render_table(table, lang: str) -> Table:
 
 
 def heat_style(weight) -> str:
-    """How an attention weight is marked. The number is always printed, so the mark is only extra:
-    bold and reverse carry it without colour (NO_COLOR, 16 colours); the yellow is a bonus."""
+    """How an attention weight is marked. The number is always printed, so the mark is only extra, and
+    it uses no colour: reverse, bold and dim read the same in 16 colours, 256, and with NO_COLOR."""
     if not isinstance(weight, float):
         return ""
     if weight >= 0.75:
-        return "bold reverse yellow"
+        return "bold reverse"
     if weight >= 0.4:
-        return "bold yellow"
+        return "bold"
     return "dim" if weight < 0.05 else ""
 
 

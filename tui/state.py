@@ -72,10 +72,10 @@ class Store:
         self.problem = None
         try:
             text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return Progress()
+        except (FileNotFoundError, NotADirectoryError):
+            return Progress()  # nothing saved yet, or no folder to save in: save() will say so
         except OSError as err:
-            self.problem = f"unreadable: {err.strerror or err.__class__.__name__}"
+            self.problem = "unreadable"
             return Progress()
         except UnicodeDecodeError:
             text = None
@@ -83,8 +83,8 @@ class Store:
             if text is None:
                 raise ValueError("not UTF-8 text")
             return Progress.from_json(json.loads(text))
-        except ValueError as err:  # json.JSONDecodeError is a ValueError too
-            self.problem = f"corrupt: {err}"
+        except (ValueError, RecursionError):  # JSONDecodeError is a ValueError; deep nesting recurses
+            self.problem = "corrupt"
             self._keep_broken()
             return Progress()
 
@@ -116,6 +116,6 @@ class Store:
                 raise
         except OSError as err:
             self.writable = False  # say it once, then run on without saving
-            self.problem = f"cannot save: {err.strerror or err.__class__.__name__}"
+            self.problem = "unwritable"
             return False
         return True

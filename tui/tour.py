@@ -4,22 +4,32 @@ The Textual screens read and change a Tour; the tests drive it directly too.
 """
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from engine.views import VIEWS, Result
 
 from .state import Progress
 
+SLOW_VIEWS = ("dsweep",)  # a few hundred ms: computed off the UI thread, never just to light a key
+_CACHE: dict = {}
+_CACHE_SIZE = 256
 
-@lru_cache(maxsize=256)
-def _run(view_id: str, settings: tuple) -> Result:
-    """A view's result, remembered: going back a step or toggling a key twice costs nothing."""
-    return VIEWS[view_id].run(dict(settings))
+
+def _key(view_id: str, settings: dict) -> tuple:
+    return view_id, tuple(sorted(settings.items()))
 
 
 def run_view(view_id: str, settings: dict) -> Result:
-    """Compute (or recall) a view at these settings."""
-    return _run(view_id, tuple(sorted(settings.items())))
+    """Compute (or recall) a view at these settings: going back a step or toggling a key twice costs nothing."""
+    key = _key(view_id, settings)
+    if key not in _CACHE:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))  # the oldest entry
+        _CACHE[key] = VIEWS[view_id].run(dict(settings))
+    return _CACHE[key]
+
+
+def is_cached(view_id: str, settings: dict) -> bool:
+    return _key(view_id, settings) in _CACHE
 
 
 @dataclass
@@ -95,22 +105,41 @@ class Tour:
         """The current lesson's experiment bound to `key`, or None."""
         return next((x for x in self.lesson.experiments if x.key == key), None)
 
+    def _next_index(self, experiment) -> int:
+        """Where a press moves: after the value on screen (the first press starts from what the step shows)."""
+        pressed = self.presses.get(self.lesson.id, {})
+        if experiment.key in pressed:
+            index = pressed[experiment.key]
+        else:
+            shown = self.result().params.get(experiment.param)
+            index = experiment.values.index(shown) if shown in experiment.values else -1
+        return (index + 1) % len(experiment.values)
+
     def applies(self, experiment) -> bool:
-        """Whether the experiment changes what the current step shows."""
-        return experiment.param in {p.name for p in VIEWS[self.step.view].params}
+        """Whether pressing the experiment's key changes what the current step shows: its tables or prose."""
+        if experiment.param not in {p.name for p in VIEWS[self.step.view].params}:
+            return False
+        if self.step.view in SLOW_VIEWS:
+            return True
+        after = {**self.settings(), experiment.param: experiment.values[self._next_index(experiment)]}
+        try:
+            return self.shown(self.result()) != self.shown(run_view(self.step.view, after))
+        except Exception:  # a value the engine refuses: pressing it shows why
+            return True
+
+    def shown(self, result: Result) -> tuple:
+        """What a step puts on screen from a result: its tables and its filled prose."""
+        from lessons.loader import fill
+
+        tables = tuple(t for t in result.tables if not self.step.tables or t.key in self.step.tables)
+        return tables, fill(self.step.text(self.lang), result, self.lang)
 
     def press(self, key: str):
-        """Move the experiment on `key` to the value after the one on screen (the last wraps to the first)."""
+        """Move the experiment on `key` to its next value (the last wraps to the first); return it."""
         experiment = self.experiment(key)
         if experiment is None or not self.applies(experiment):
             return None
-        pressed = self.presses.setdefault(self.lesson.id, {})
-        if key in pressed:
-            index = pressed[key]
-        else:  # the first press moves on from what the step shows now, which need not be values[0]
-            shown = self.result().params.get(experiment.param)
-            index = experiment.values.index(shown) if shown in experiment.values else -1
-        pressed[key] = (index + 1) % len(experiment.values)
+        self.presses.setdefault(self.lesson.id, {})[key] = self._next_index(experiment)
         return experiment
 
     def reset(self) -> bool:
@@ -139,6 +168,10 @@ class Tour:
 
     def result(self) -> Result:
         return run_view(self.step.view, self.settings())
+
+    def pending(self) -> bool:
+        """Whether the step waits on a slow view that has not been computed at these settings yet."""
+        return self.step.view in SLOW_VIEWS and not is_cached(self.step.view, self.settings())
 
     def compare_result(self) -> Result | None:
         if self.step.compare is None:

@@ -1,10 +1,12 @@
 """The lesson screen: a step's settings, tables and prose, the experiments box, and the keys."""
 
 from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, VerticalScroll
+from textual import work
 from textual.screen import Screen
 from textual.widgets import Static
 
@@ -13,7 +15,7 @@ from engine.views import fmt_value
 
 from ..format import wrap_text
 from ..i18n import t
-from ..plain import _tables, prose, settings_line
+from ..plain import _tables, prose, settings_line, table_width
 from ..widgets.flat import flatten
 from ..widgets.keybar import KeyBar
 
@@ -22,7 +24,11 @@ WORKBENCH_LESSONS = ("params", "kvcache")  # lessons whose w key opens the sizin
 _TO_WORKBENCH = {"preset": "preset", "layers": "layers", "hidden": "d_model", "heads": "heads",
                  "kv_heads": "kv_heads", "head_dim": "head_dim", "ffn": "d_ff", "vocab": "vocab",
                  "context": "context", "batch": "batch", "dtype": "cache"}
-TABLES_WIDTH = 80  # the tables pane's width then, as in app.tcss: every table fits 77 cells
+
+
+def prose_width(screen_width: int) -> int:
+    """The prose pane's width on a wide screen: the tables get the rest (at least 80, every table fits)."""
+    return max(40, min(64, screen_width - 80))
 
 
 class LessonScreen(Screen):
@@ -39,7 +45,7 @@ class LessonScreen(Screen):
         Binding("w", "workbench", "workbench", show=False),
         Binding("question_mark", "help", "help", show=False),
         Binding("q", "quit", "quit", show=False),
-        Binding("tab", "focus_next", "switch pane", show=False),
+        Binding("tab", "app.focus_next", "switch pane", show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -65,9 +71,17 @@ class LessonScreen(Screen):
     def tour(self):
         return self.app.tour
 
+    def check_action(self, action: str, parameters) -> bool | None:
+        """While the window is too small, only quitting, help and the language work: nothing moves unseen."""
+        if self.has_class("-small") and action not in ("quit", "help", "language"):
+            return False
+        return True
+
     # --- drawing ------------------------------------------------------------------------
 
     def on_resize(self) -> None:
+        if self.app.size.width >= WIDE:  # the prose pane's width follows the screen
+            self.query_one("#prose-pane").styles.width = prose_width(self.app.size.width)
         self.redraw()
 
     def _set(self, widget_id: str, key, make) -> None:
@@ -89,6 +103,10 @@ class LessonScreen(Screen):
             return
         tour, lang = self.tour, self.tour.lang
         lesson, step = tour.lesson, tour.step
+        if tour.pending():  # a slow view: compute it off the UI thread, and say so meanwhile
+            self._set("message", ("computing", tour.settings()), lambda: Text(t("computing", lang), style="italic"))
+            self._compute()
+            return
         try:
             result, other = tour.result(), tour.compare_result()
         except EngineError as err:  # a learner's own lesson may ask for something the engine refuses
@@ -118,20 +136,36 @@ class LessonScreen(Screen):
                   lambda: self._experiments(lang))
         self.query_one(KeyBar).show(self._keys(lang))
 
+    @work(thread=True, exclusive=True, group="compute")
+    def _compute(self) -> None:
+        """Fill the view cache in a thread, then draw."""
+        self.tour.result()
+        self.app.call_from_thread(self.redraw)
+
     @staticmethod
     def _widths(screen_width: int) -> tuple[int, int]:
         """Text widths of the tables and the prose, from the screen width and app.tcss: known before
         the layout has caught up with a resize. Each pane loses 2 cells of padding and 1 of scroll bar."""
         if screen_width < WIDE:
             return screen_width - 3, screen_width - 3
-        return TABLES_WIDTH - 3, screen_width - TABLES_WIDTH - 4  # the prose pane also has a border
+        prose = prose_width(screen_width)
+        return screen_width - prose - 3, prose - 4  # the prose pane also has a border
 
     def _tables(self, result, other, step, lang, width):
-        parts = _tables(result, step.tables, lang, width)
-        if other is not None:
-            parts.append(Text(t("beside", lang, settings=settings_line(other.params)), style="bold"))
-            parts += _tables(other, step.tables, lang, width)
-        return Group(*parts)
+        if other is None:
+            return Group(*_tables(result, step.tables, lang, width))
+        head = Text(t("beside", lang, settings=settings_line(other.params)), style="bold")
+        half = (width - 3) // 2
+        if self.has_class("-wide") and all(
+                table_width(x, lang) <= half for r in (result, other) for x in r.tables
+                if not step.tables or x.key in step.tables):
+            grid = Table.grid(padding=(0, 3))  # wide: the two variants side by side
+            grid.add_column()
+            grid.add_column()
+            grid.add_row(Group(Text(settings_line(result.params), style="bold"), *_tables(result, step.tables, lang, half)),
+                         Group(head, *_tables(other, step.tables, lang, half)))
+            return grid
+        return Group(*_tables(result, step.tables, lang, width), head, *_tables(other, step.tables, lang, width))
 
     def _key_range(self) -> str:
         keys = [x.key for x in self.tour.lesson.experiments]
