@@ -159,6 +159,18 @@ async def test_command_palette_jumps_to_a_step(state):
         assert (app.tour.lesson.id, app.tour.step.id) == ("positional", "rope")
 
 
+async def test_command_palette_opens_the_overview(state):
+    app = make_app(lang="en", lesson="heads", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"overview")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, OverviewScreen)
+
+
 async def test_quit_saves_and_bare_start_resumes(state):
     app = make_app(lang="zh", lesson="heads", state_dir=state)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -75,7 +75,7 @@ async def test_workbench_shows_the_total_at_80x24(tmp_path, preset, total):
     app = make_app(lang="en", bench=Workbench.start(preset), lessons=[], state_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        assert total in summary(app) and "matches" in summary(app)
+        assert total in summary(app) and "matches" in summary(app) and "source:" in summary(app)
 
 
 async def test_typing_a_layer_count_updates_the_total_at_once(tmp_path):

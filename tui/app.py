@@ -86,6 +86,13 @@ class XfTourApp(App):
             if hasattr(screen, "redraw"):
                 screen.redraw(message="")
 
+    def open_overview(self) -> None:
+        """Show the lessons and the progress in each."""
+        from .screens.overview import OverviewScreen
+
+        if not isinstance(self.screen, OverviewScreen):
+            self.push_screen(OverviewScreen())
+
     def open_workbench(self, **fields) -> None:
         """Open the sizing workbench over the tour, seeded with a model's fields."""
         from .screens.calc import CalcScreen

@@ -14,6 +14,8 @@ class LessonCommands(Provider):
         tour = self.app.tour
         lang = tour.lang
         yield t("palette_workbench", lang), self.app.open_workbench
+        if tour.lessons:
+            yield t("palette_overview", lang), self.app.open_overview
         for lesson in tour.lessons:
             name = t("palette_lesson", lang, order=lesson.order, title=lesson.title(lang))
             yield name, partial(self.app.open_lesson, lesson.id, 0)

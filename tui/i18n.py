@@ -113,6 +113,8 @@ TEXTS = {
     "no_workbench": ("The sizing workbench opens from the params and kvcache lessons, or with Ctrl+P.",
                      "参数与内存计算器可以在 params、kvcache 两课里打开，或按 Ctrl+P。"),
     "palette_workbench": ("Sizing workbench: parameters and memory of any model", "参数与内存计算器：任意模型的参数量和内存"),
+    "palette_overview": ("Lessons overview: your progress in each lesson", "课程总览：每一课的学习进度"),
+    "calc_source": ("source: {src}", "出处：{src}"),
     "palette_prompt": ("Jump to a lesson or step...", "跳到某一课或某一步……"),
     "palette_lesson": ("Lesson {order}: {title}", "第 {order} 课：{title}"),
     "palette_step": ("{lesson} > {title}", "{lesson} > {title}"),

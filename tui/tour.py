@@ -115,9 +115,13 @@ class Tour:
             index = experiment.values.index(shown) if shown in experiment.values else -1
         return (index + 1) % len(experiment.values)
 
+    def takes(self, experiment) -> bool:
+        """Whether the current step's view has the experiment's parameter at all."""
+        return experiment.param in {p.name for p in VIEWS[self.step.view].params}
+
     def applies(self, experiment) -> bool:
         """Whether pressing the experiment's key changes what the current step shows: its tables or prose."""
-        if experiment.param not in {p.name for p in VIEWS[self.step.view].params}:
+        if not self.takes(experiment):
             return False
         if self.step.view in SLOW_VIEWS:
             return True
@@ -156,7 +160,7 @@ class Tour:
         pressed = self.presses.get(self.lesson.id, {})
         if experiment.key in pressed:
             return experiment.values[pressed[experiment.key]]
-        if self.applies(experiment):
+        if self.takes(experiment):
             return self.result().params.get(experiment.param)
         return experiment.values[0]
 

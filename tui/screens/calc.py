@@ -17,7 +17,7 @@ from ..i18n import t
 from ..plain import PLAIN
 from ..widgets.flat import flatten
 from ..widgets.keybar import KeyBar
-from ..workbench import FIELDS, Workbench
+from ..workbench import FIELDS, SOURCES, Workbench
 
 FIELDS_WIDTH = 27  # the fields column, as in app.tcss
 SUGGEST = {"preset": list(sizing.PRESETS), "weights": list(sizing.BYTES_PER_PARAM),
@@ -167,6 +167,7 @@ class CalcScreen(Screen):
         if s.published is not None:
             out.append("  " + t("calc_published", lang, n=f"{s.published:,}",
                                 ok=t("calc_match" if s.published == total else "calc_differ", lang)))
+            out.append("\n" + t("calc_source", lang, src=SOURCES[bench.values["preset"].strip()]), style="dim")
         out.append("\n" + t("calc_memory", lang, w=s.weights_dtype, wb=human_bytes(s.weight_bytes),
                             c=s.cache_dtype, cb=human_bytes(s.kv_bytes), ctx=f"{s.context:,}", batch=s.batch,
                             total=human_bytes(s.inference_bytes)))

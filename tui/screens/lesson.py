@@ -64,8 +64,19 @@ class LessonScreen(Screen):
     def on_mount(self) -> None:
         self._drawn: dict[str, object] = {}
         self._message = ""
+        self._painted = False  # until the first frame is up, keys are lit by the cheap test (see _live)
         self.query_one("#prose-pane").focus()
         self.redraw()
+        self.call_after_refresh(self._first_paint_done)
+
+    def _first_paint_done(self) -> None:
+        self._painted = True
+        self.redraw()
+
+    def _live(self, experiment) -> bool:
+        """Whether an experiment's key is lit: it must change what the step shows. Finding out runs the
+        view at the next value, so the very first frame uses the cheap test and the exact one follows."""
+        return self.tour.applies(experiment) if self._painted else self.tour.takes(experiment)
 
     @property
     def tour(self):
@@ -132,8 +143,8 @@ class LessonScreen(Screen):
         from lessons.loader import fill
         text = fill(step.text(lang), result, lang)
         self._set("prose", ("prose", text, prose_width), lambda: Group(*prose(text, prose_width)))
-        self._set("experiments", ("experiments", where, tuple(sorted(tour.overrides().items())), str(result.params)),
-                  lambda: self._experiments(lang))
+        self._set("experiments", ("experiments", where, tuple(sorted(tour.overrides().items())), str(result.params),
+                                  self._painted), lambda: self._experiments(lang))
         self.query_one(KeyBar).show(self._keys(lang))
 
     @work(thread=True, exclusive=True, group="compute")
@@ -178,7 +189,7 @@ class LessonScreen(Screen):
             return Text(t("no_experiments", lang), style="dim")
         lines = Text()
         for i, x in enumerate(tour.lesson.experiments):
-            live = tour.applies(x)
+            live = self._live(x)
             value = fmt_value(tour.value_of(x))
             if i:
                 lines.append("\n")
@@ -191,7 +202,7 @@ class LessonScreen(Screen):
         tour = self.tour
         items = [("n", t("next", lang), not tour.at_end()), ("p", t("prev", lang), not tour.at_start())]
         for x in tour.lesson.experiments:
-            items.append((x.key, x.param, tour.applies(x)))
+            items.append((x.key, x.param, self._live(x)))
         items += [("0", t("reset", lang), bool(tour.overrides())), ("c", t("code", lang), True)]
         if tour.lesson.id in WORKBENCH_LESSONS:
             items.append(("w", t("workbench", lang), True))
@@ -249,8 +260,7 @@ class LessonScreen(Screen):
 
     def action_overview(self) -> None:
         """Show the lessons and the progress in each."""
-        from .overview import OverviewScreen
-        self.app.push_screen(OverviewScreen())
+        self.app.open_overview()
 
     def action_workbench(self) -> None:
         """Open the sizing workbench with this step's model (params and kvcache lessons)."""
