@@ -39,7 +39,7 @@ class Param:
     """One setting of a view: its type, default and the values it allows."""
 
     name: str
-    kind: str  # "int", "float", "bool" or "choice"
+    kind: str  # "int", "float", "bool", "choice" or "sentence" (words of the tiny grammar)
     default: Any
     help: Tr
     lo: float | None = None
@@ -55,6 +55,9 @@ class Param:
         if self.kind == "choice":
             names = ", ".join(self.choices)
             return Tr(f"one of: {names}", f"以下之一：{names}")
+        if self.kind == "sentence":
+            return Tr("up to 12 words of the tiny grammar's vocabulary (xf-tour print tiny-vocab)",
+                      "不超过 12 个词，且都在小语法的词表里（xf-tour print tiny-vocab）")
         what = Tr("an even whole number", "偶数") if self.even else (
             Tr("a whole number", "整数") if self.kind == "int" else Tr("a number", "数"))
         lo, hi = (f"{int(v):,}" if float(v).is_integer() else f"{v:g}" for v in (self.lo, self.hi))
@@ -79,10 +82,16 @@ class Param:
             return True if text in _TRUE else False if text in _FALSE else None
         if self.kind == "choice":
             return raw if raw in self.choices else None
+        if self.kind == "sentence":
+            from .corpus import parse
+            try:
+                return " ".join(parse(str(raw)).tokens)
+            except ValueError:
+                return None
         return _number(raw, integer=self.kind == "int")
 
     def _fits(self, value) -> bool:
-        if self.kind in ("bool", "choice"):
+        if self.kind in ("bool", "choice", "sentence"):
             return True
         return self.lo <= value <= self.hi and not (self.even and value % 2)
 
@@ -632,6 +641,171 @@ def _compare(a, b, context):
     ))
 
 
+# --- the trained tiny Llama ---------------------------------------------------------------
+
+def _trained():
+    """The shipped weights, loaded once."""
+    global _TRAINED
+    if _TRAINED is None:
+        from . import tiny
+        _TRAINED = tiny.load()
+    return _TRAINED
+
+
+_TRAINED = None
+
+
+def _tiny_run(sentence: str, head_mask=None):
+    from . import corpus, tiny
+    w, cfg, _ = _trained()
+    words = sentence.split()
+    ids = corpus.encode([corpus.Sentence(tuple(words), 0.0, 0, None, None)])[:, : len(words) + 1]
+    keep = {}
+    logits = tiny.forward(w, cfg, ids, keep, head_mask)
+    return w, cfg, ["<bos>"] + words, logits[0], keep
+
+
+def _softmax_row(z):
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def _tiny_next(sentence):
+    from . import corpus, tiny
+    w, cfg, words, logits, keep = _tiny_run(sentence)
+    probs = _softmax_row(logits[-1])
+    top = np.argsort(-probs, kind="stable")[:5]
+    lens = []
+    for i, x in enumerate(keep["residual"]):  # the logit lens: read each layer's x with the final norm and head
+        p = _softmax_row((tiny.rms(x[0, -1], w["norm_f"])[0] @ w["head"]).astype(np.float64))
+        best = np.argsort(-p, kind="stable")[:3]
+        stage = Tr("embedding", "词嵌入") if i == 0 else Tr(f"after layer {i}", f"第 {i} 层之后")
+        lens.append((stage, *[f"{corpus.VOCAB[j]} {p[j]:.2f}" for j in best]))
+    return Result("tiny-next", dict(sentence=sentence), (
+        Table("next", Tr(f'After "{sentence}": the trained model\'s next token',
+                         f"「{sentence}」之后：训练好的模型预测的下一个词元"),
+              (_col("rank", "rank", "名次"), _col("token", "token", "词元"), _col("p", "probability", "概率", ".3f")),
+              tuple((i + 1, corpus.VOCAB[t], float(probs[t])) for i, t in enumerate(top))),
+        Table("lens", Tr("Logit lens: the last position read after each layer", "逻辑透镜：逐层读取最后一个位置"),
+              (_col("stage", "read at", "读取位置"), _col("first", "1st", "第一"), _col("second", "2nd", "第二"),
+               _col("third", "3rd", "第三")), tuple(lens)),
+    ), (Fact("top", Tr("most likely next", "最可能的下一个词元"), corpus.VOCAB[top[0]]),
+        Fact("top_p", Tr("its probability", "它的概率"), float(probs[top[0]]), ".3f")))
+
+
+def _short(word: str) -> str:
+    return word if len(word) <= 6 else word[:5] + "."
+
+
+def _tiny_attention(sentence, layer):
+    w, cfg, words, logits, keep = _tiny_run(sentence)
+    if layer > cfg.n_layer:
+        raise ParamError(f"layer must be from 1 to {cfg.n_layer}", f"layer 必须在 1 到 {cfg.n_layer} 之间")
+    p = keep["attn"][layer - 1][0]  # [H, T, T]
+    labels = tuple(Tr(_short(x), _short(x)) for x in words)
+    tables = []
+    for h in range(cfg.n_head):
+        cols = (Column("token", Tr("query", "查询")),) + tuple(Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
+        tables.append(Table(f"head{h}", Tr(f"Layer {layer}, head {h}", f"第 {layer} 层，第 {h} 个头"), cols,
+                            tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, p[h])), heat=True))
+    return Result("tiny-attention", dict(sentence=sentence, layer=layer), tuple(tables))
+
+
+def _tiny_heads():
+    _, cfg, meta = _trained()
+    init, trained = meta["head_entropy_init"], meta["head_entropy_trained"]
+    rows = tuple((layer + 1, h, init[layer][h], trained[layer][h], trained[layer][h] / init[layer][h])
+                 for layer in range(cfg.n_layer) for h in range(cfg.n_head))
+    return Result("tiny-heads", {}, (
+        Table("heads", Tr("Mean attention entropy of each head, before and after training",
+                          "每个头的平均注意力熵：训练前与训练后"),
+              (_col("layer", "layer", "层", "d"), _col("head", "head", "头", "d"),
+               _col("init", "at init", "初始化时", ".3f"), _col("trained", "trained", "训练后", ".3f"),
+               _col("ratio", "trained / init", "训练后 / 初始", ".2f")), rows,
+              note=Tr("nats, averaged over the query positions after the first, on the same held-out sentences",
+                      "单位奈特，对同一批未见过的句子、除第一个位置外的所有查询位置取平均")),
+    ), (Fact("spread_init", Tr("spread at init, max / min", "初始化时的熵之比（最大 / 最小）"),
+             meta["entropy_spread_init"], ".2f"),
+        Fact("spread_trained", Tr("spread trained, max / min", "训练后的熵之比（最大 / 最小）"),
+             meta["entropy_spread_trained"], ".2f"),
+        Fact("steps", Tr("training steps", "训练步数"), meta["steps"], ","),
+        Fact("agreement", Tr("agreement on unseen sentences", "未见过的句子上的主谓一致率"), meta["agreement"], "pct")))
+
+
+def _subject_position(words) -> int:
+    """Where the subject noun sits in <bos> the [adjective] noun ...: index 2, or 3 after an adjective."""
+    from . import corpus
+    return 3 if words[2] in corpus.ADJECTIVES else 2
+
+
+def _tiny_ablation(sentence):
+    from . import corpus
+    w, cfg, words, logits, keep = _tiny_run(sentence)
+    s = corpus.parse(sentence)
+    if s.verb_at is None:
+        raise ParamError("the sentence needs a verb that agrees with its subject, such as sits or sit",
+                         "句子里需要一个与主语一致的动词，比如 sits 或 sit")
+    good, bad = corpus.verb_pair(s)
+    # the verb is predicted at the position before it; in <bos>-indexed terms that is verb_at
+    pos, subj = s.verb_at, _subject_position(words)
+    base = float(logits[pos, good] - logits[pos, bad])
+    rows = []
+    for layer in range(cfg.n_layer):
+        for h in range(cfg.n_head):
+            mask = np.ones((cfg.n_layer, cfg.n_head))
+            mask[layer, h] = 0
+            ab = _tiny_run(sentence, mask)[3]
+            margin = float(ab[pos, good] - ab[pos, bad])
+            rows.append((layer + 1, h, float(keep["attn"][layer][0, h, pos, subj]), margin, margin - base))
+    most_attn = max(rows, key=lambda r: r[2])
+    most_hurt = min(rows, key=lambda r: r[4])
+    same = most_attn[:2] == most_hurt[:2]
+    name = lambda r: Tr(f"layer {r[0]} head {r[1]}", f"第 {r[0]} 层第 {r[1]} 个头")  # noqa: E731
+    return Result("tiny-ablation", dict(sentence=sentence), (
+        Table("heads", Tr(f'Which head carries agreement in "{sentence}"', f"「{sentence}」里谁在传递主谓一致"),
+              (_col("layer", "layer", "层", "d"), _col("head", "head", "头", "d"),
+               _col("attn", f'attention on "{words[subj]}"', f"对「{words[subj]}」的注意力", ".3f"),
+               _col("margin", "margin without it", "去掉后的差值", "+.2f"),
+               _col("change", "change", "变化", "+.2f")), tuple(rows),
+              note=Tr(f'margin: logit of "{corpus.VOCAB[good]}" minus "{corpus.VOCAB[bad]}" where the verb is '
+                      f"predicted; {base:+.2f} with every head", f"差值：预测动词处「{corpus.VOCAB[good]}」的 logit "
+                      f"减去「{corpus.VOCAB[bad]}」；所有头都在时为 {base:+.2f}")),
+    ), (Fact("margin", Tr("margin with every head", "所有头都在时的差值"), base, "+.2f"),
+        Fact("most_attention", Tr("looks hardest at the subject", "最关注主语的头"), name(most_attn)),
+        Fact("most_needed", Tr("its removal hurts agreement most", "去掉后对一致伤害最大的头"), name(most_hurt)),
+        Fact("same_head", Tr("the same head", "是同一个头"), same)))
+
+
+def _wrapped_words(label, words, width=50):
+    """Rows of (label, words) no wider than width, the label on the first row only."""
+    lines, line = [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    lines.append(line)
+    return [(label if i == 0 else "", text) for i, text in enumerate(lines)]
+
+
+def _tiny_vocab():
+    from . import corpus
+    groups = ((Tr("subjects and objects", "主语和宾语"), [w for pair in corpus.NOUNS for w in pair]),
+              (Tr("verbs that agree", "需要一致的动词"),
+               [w for pair in corpus.INTRANSITIVE + corpus.TRANSITIVE for w in pair]),
+              (Tr("past verbs", "过去式动词"), list(corpus.PAST)),
+              (Tr("other words", "其他词"), [corpus.THE, corpus.DOT, *corpus.ADJECTIVES, *corpus.DISTRACTOR_PREPS,
+                                             *corpus.PLACE_PREPS, *corpus.PLACES]))
+    h, length, floor = corpus.entropy_floor()
+    return Result("tiny-vocab", {}, (
+        Table("words", Tr("The tiny grammar's words", "小语法的词表"),
+              (_col("group", "group", "类别"), _col("words", "words", "词")),
+              tuple(row for g, ws in groups for row in _wrapped_words(g, ws))),
+    ), (Fact("floor", Tr("entropy floor, nats per token", "熵下限（每词元奈特）"), floor, ".4f"),
+        Fact("length", Tr("tokens per sentence, on average", "平均每句词元数"), length, ".2f")))
+
+
 _DTYPES = tuple(sizing.BYTES_PER_PARAM)
 _BANDWIDTHS = (50e9, 100e9, 400e9, 1000e9, 3350e9)  # bytes/s: dual-channel DDR5 up to an H100's HBM3
 _PROMPTS = (1024, 4096, 16384, 65536, 131072)
@@ -734,6 +908,20 @@ VIEWS: dict[str, View] = {v.id: v for v in (
           Param("b", "choice", "llama3-8b", Tr("second model", "第二个模型"), choices=tuple(sizing.PRESETS)),
           Param("context", "int", 8192, Tr("tokens for the cache row", "缓存一行的词元数"), 1, sizing.MAX_CONTEXT)),
          _compare, (sizing.param_count, sizing.kv_bytes_per_token)),
+    View("tiny-vocab", Tr("The tiny grammar", "小语法"), (), _tiny_vocab, ()),
+    View("tiny-next", Tr("The trained tiny Llama: next token and logit lens", "训练好的小 Llama：下一个词元与逻辑透镜"),
+         (Param("sentence", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")),),
+         _tiny_next, ()),
+    View("tiny-attention", Tr("The trained tiny Llama: every head's attention", "训练好的小 Llama：每个头的注意力"),
+         (Param("sentence", "sentence", "the cat sat on the mat .", Tr("the sentence", "句子")),
+          Param("layer", "int", 1, Tr("which layer", "哪一层"), 1, 4)),
+         _tiny_attention, ()),
+    View("tiny-heads", Tr("The trained tiny Llama: heads pulled apart", "训练好的小 Llama：被拉开的各个头"), (),
+         _tiny_heads, ()),
+    View("tiny-ablation", Tr("The trained tiny Llama: which head carries agreement", "训练好的小 Llama：谁在传递主谓一致"),
+         (Param("sentence", "sentence", "the cat near the dogs sits .", Tr("a sentence with an agreeing verb",
+                                                                            "带一致动词的句子")),),
+         _tiny_ablation, ()),
     View("params", Tr("Counting parameters", "参数量统计"), _config_params(), _params,
          (sizing.param_count, sizing.layer_params)),
     View("kvcache", Tr("The KV cache", "KV 缓存"),

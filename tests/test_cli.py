@@ -189,3 +189,22 @@ def test_a_reader_that_leaves_early_is_not_an_error():
                           executable="/bin/bash", capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert pipe.returncode == 0, pipe.stderr
     assert pipe.stderr == "" and pipe.stdout.strip() == engine.VIEWS["mask"].title("en")
+
+
+def test_train_writes_weights_and_ends_with_json(tmp_path):
+    out = tmp_path / "w.npz"
+    run = run_cli("train", "--config", "small", "--steps", "30", "--out", str(out), "--json")
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert {"loss", "floor", "agreement", "agreement_mismatch", "entropy_spread_init", "entropy_spread_trained",
+            "seconds"} <= data.keys()
+    from engine import tiny
+    w, cfg, meta = tiny.load(out)
+    assert meta["steps"] == 30 and meta["seed"] == 0 and cfg.d_model == 16
+
+
+@pytest.mark.parametrize("args, words", [(["--steps", "0"], "--steps must be"), (["--lr", "x"], "--lr must be"),
+                                         (["--out", "/no/such/dir/w.npz"], "no folder")])
+def test_train_refuses_bad_flags(args, words):
+    run = run_cli("train", "--config", "small", *args)
+    assert run.returncode == 2 and words in run.stderr and len(run.stderr.strip().splitlines()) == 1

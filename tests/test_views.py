@@ -11,7 +11,8 @@ from tui.format import format_value
 
 LANGS = ("zh", "en")
 SAME_IN_BOTH = {"softmax", "sqrt", "RoPE", "gate", "silu", "TFLOPs", "dtype", "model", "head", "dim", "Llama",
-                "Gemma", "Mistral", "NeMo", "TinyLlama", "owes", "Alice", "Bob", "TFLOP"}
+                "Gemma", "Mistral", "NeMo", "TinyLlama", "owes", "Alice", "Bob", "TFLOP",
+                "bos", *__import__("engine.corpus").corpus.VOCAB}  # the tiny grammar's words are data
 VARIANTS = [(v, {}) for v in VIEWS] + [
     ("positional", {"base": "100"}), ("positional", {"d": "64", "n": "12"}), ("attention", {"d": "4096"}),
     ("attention", {"causal": "on"}), ("heads", {"heads": "8"}), ("cat", {"causal": "on"}),

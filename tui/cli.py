@@ -99,6 +99,19 @@ def build_parser(lang: str) -> Parser:
     calc = sub.add_parser("calc", parents=[common], help=t("open the sizing workbench", "打开参数与内存计算器"))
     _config_flags(calc, t)
     calc.set_defaults(func=cmd_calc)
+
+    train = sub.add_parser("train", parents=[common], help=t("train the tiny Llama with the tour's own numpy code",
+                                                              "用导览自己的 numpy 代码训练小型 Llama"))
+    train.add_argument("--config", default="main", choices=("small", "main", "big"),
+                       help=t("model size (default: main, the shipped one)", "模型大小（默认 main，即随附的那个）"))
+    train.add_argument("--seed", default="0", metavar="N", help=t("random seed (default 0)", "随机种子（默认 0）"))
+    train.add_argument("--steps", metavar="N", help=t("training steps (default: the config's)", "训练步数（默认按配置）"))
+    train.add_argument("--lr", metavar="X", help=t("peak learning rate (default: the config's)", "峰值学习率（默认按配置）"))
+    train.add_argument("--out", metavar="FILE", help=t("where to write the weights (default: tiny-CONFIG.npz here)",
+                                                       "权重写到哪里（默认：当前目录下的 tiny-CONFIG.npz）"))
+    train.add_argument("--json", action="store_true", help=t("end with one JSON object of the results",
+                                                             "最后输出一个包含结果的 JSON 对象"))
+    train.set_defaults(func=cmd_train)
     return parser
 
 
@@ -343,6 +356,64 @@ def cmd_calc(args, lang) -> int:
     if name is None:
         bench.set("preset", "")
     make_app(lang=getattr(args, "lang", None), bench=bench, lessons=[]).run()
+    return 0
+
+
+def cmd_train(args, lang) -> int:
+    """Train a tiny Llama, show its progress, write its weights and manifest."""
+    import dataclasses
+    import time
+    from pathlib import Path
+
+    from engine import corpus, tiny
+    from engine.views import Param, Tr
+
+    cfg = tiny.CONFIGS[args.config]
+    seed = Param("--seed", "int", None, Tr("", ""), 0, 2**32 - 1).parse(args.seed)
+    if args.steps is not None:
+        cfg = dataclasses.replace(cfg, steps=Param("--steps", "int", None, Tr("", ""), 1, 100_000).parse(args.steps))
+    if args.lr is not None:
+        cfg = dataclasses.replace(cfg, lr=Param("--lr", "float", None, Tr("", ""), 1e-6, 1.0).parse(args.lr))
+    out = Path(args.out or f"tiny-{args.config}.npz")
+    if out.resolve() == tiny.SHIPPED.resolve() and not args.out:
+        raise UsageError("refusing to overwrite the shipped weights without --out", "没有 --out 时不会覆盖随附的权重")
+    if not out.parent.is_dir():
+        raise UsageError(f"no folder {out.parent} for --out", f"--out 的文件夹 {out.parent} 不存在")
+
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    probe = corpus.draw(500, seed + 1, "held-out")  # a small set for the live readings
+    label = {"zh": ("训练", "损失", "一致率", "头熵之比"), "en": ("training", "loss", "agreement", "head spread")}[lang]
+    reading = {"agreement": float("nan"), "spread": float("nan")}
+    bar = Progress(TextColumn(f"{label[0]} {args.config}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                   TextColumn(f"{label[1]} {{task.fields[loss]:.3f}}  {label[2]} {{task.fields[agreement]:.3f}}  "
+                              f"{label[3]} {{task.fields[spread]:.2f}}"),
+                   TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+
+    def on_step(step, loss, w):
+        if step % 100 == 99 or step == cfg.steps - 1:
+            e = tiny.evaluate(w, cfg, probe)
+            reading.update(agreement=e["agreement"], spread=tiny.spread(e["head_entropy"]))
+        bar.update(task, completed=step + 1, loss=loss, **reading)
+
+    start = time.perf_counter()
+    with bar:
+        task = bar.add_task("train", total=cfg.steps, loss=float("nan"), **reading)
+        w, summary = tiny.train(cfg, seed, on_step)
+    summary["seconds"] = time.perf_counter() - start
+    manifest = {"seed": seed, **{k: v for k, v in summary.items()}}
+    tiny.save(out, w, cfg, manifest)
+    if args.json:
+        from .plain import dumps
+        print(dumps({**{k: summary[k] for k in ("loss", "floor", "agreement", "agreement_mismatch",
+                                                 "entropy_spread_init", "entropy_spread_trained", "seconds")},
+                     "loss_unseen": summary["loss_unseen"], "steps": summary["steps"], "out": str(out)}))
+    else:
+        print(f"{out}: loss {summary['loss']:.4f} (floor {summary['floor']:.4f}), agreement "
+              f"{summary['agreement']:.3f}, mismatched {summary['agreement_mismatch']:.3f}, head spread "
+              f"{summary['entropy_spread_init']:.2f} -> {summary['entropy_spread_trained']:.2f}, "
+              f"{summary['seconds']:.1f} s")
     return 0
 
 

@@ -1,0 +1,108 @@
+"""The tiny Llama: gradients against finite differences, the grammar's floor, training, the shipped weights."""
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import engine
+from engine import corpus, tiny
+
+SMALL = tiny.TinyLlamaConfig(d_model=8, n_layer=2, n_head=2, d_ff=12)
+
+
+def test_gradients_match_finite_differences_in_float64():
+    w = {k: v.astype(np.float64) for k, v in tiny.init(SMALL, 0).items()}
+    rng = np.random.default_rng(1)
+    for k in w:
+        if "norm" in k:  # away from 1, so the norm gradients are tested too
+            w[k] = w[k] + 0.1 * rng.standard_normal(w[k].shape)
+    ids = corpus.encode(corpus.draw(3, 0, "train"))
+    _, grads = tiny.loss_and_grads(w, SMALL, ids)
+    for name, a in w.items():
+        flat = list(np.ndindex(a.shape))
+        picked = [flat[i] for i in rng.choice(len(flat), min(25, len(flat)), replace=False)]
+        numeric = []
+        for ix in picked:
+            old = a[ix]
+            a[ix] = old + 1e-6
+            up, _ = tiny.loss_and_grads(w, SMALL, ids)
+            a[ix] = old - 1e-6
+            down, _ = tiny.loss_and_grads(w, SMALL, ids)
+            a[ix] = old
+            numeric.append((up - down) / 2e-6)
+        analytic = np.array([grads[name][ix] for ix in picked])
+        numeric = np.array(numeric)
+        rel = np.linalg.norm(analytic - numeric) / (np.linalg.norm(analytic) + np.linalg.norm(numeric))
+        assert rel < 1e-6, (name, rel)
+
+
+def test_the_floor_two_ways():
+    h, length, floor = corpus.entropy_floor()
+    rng = np.random.default_rng(0)
+    sample = [corpus.sample(rng) for _ in range(60_000)]
+    monte_carlo = -sum(s.logp for s in sample) / sum(len(s.tokens) for s in sample)
+    assert abs(monte_carlo - floor) < 0.01
+    assert abs(np.mean([len(s.tokens) for s in sample]) - length) < 0.05
+
+
+def test_the_grammar_has_the_cat_sat_on_the_mat():
+    rng = np.random.default_rng(3)
+    texts = {corpus.sample(rng).text for _ in range(200_000)}
+    assert "the cat sat on the mat ." in texts
+    assert max(len(t.split()) for t in texts) <= corpus.MAX_LEN
+    assert 50 <= len(corpus.VOCAB) <= 80
+
+
+def test_held_out_sentences_never_reach_training():
+    train = corpus.draw(3000, 0, "train")
+    assert not any(corpus.held_out(s) for s in train)
+    assert all(corpus.held_out(s) for s in corpus.draw(300, 0, "held-out"))
+
+
+def test_a_short_run_lowers_the_loss_and_is_deterministic():
+    cfg = replace(tiny.CONFIGS["small"], steps=60)
+    losses = []
+    w1, _ = tiny.train(cfg, 5, on_step=lambda step, loss, w: losses.append(loss), n_eval=200)
+    w2, _ = tiny.train(cfg, 5, n_eval=200)
+    assert np.mean(losses[-10:]) < losses[0] - 1.0
+    assert all(np.array_equal(w1[k], w2[k]) for k in w1)  # the same seed, bit for bit
+    w3, _ = tiny.train(cfg, 6, n_eval=200)
+    assert not np.array_equal(w1["head"], w3["head"])
+
+
+def test_activations_stay_float32():
+    w = tiny.init(tiny.CONFIGS["main"], 0)
+    keep = {}
+    logits = tiny.forward(w, tiny.CONFIGS["main"], corpus.encode(corpus.draw(4, 0, "train")), keep)
+    assert logits.dtype == np.float32
+    assert all(p.dtype == np.float32 for p in keep["attn"]) and all(x.dtype == np.float32 for x in keep["residual"])
+    _, grads = tiny.loss_and_grads(w, tiny.CONFIGS["main"], corpus.encode(corpus.draw(4, 0, "train")))
+    assert {g.dtype for g in grads.values()} == {np.dtype(np.float32)}
+
+
+def test_the_shipped_weights_agree_on_unseen_mismatched_sentences():
+    w, cfg, meta = tiny.load()
+    unseen = [s for s in corpus.draw(6000, 99, "held-out") if s.mismatch]
+    result = tiny.evaluate(w, cfg, unseen)
+    assert len(unseen) > 500 and result["agreement_mismatch"] >= 0.99
+    assert meta["loss"] - meta["floor"] < 0.01
+    assert meta["entropy_spread_trained"] >= 2 * meta["entropy_spread_init"]
+    assert tiny.n_params(w) == 23_968 and all(a.dtype == np.float32 for a in w.values())
+
+
+def test_the_tiny_views_show_the_trained_model():
+    result = engine.run_view("tiny-ablation")
+    rows = result.tables[0].rows
+    assert len(rows) == 8 and {f.key for f in result.facts} >= {"most_attention", "most_needed", "same_head"}
+    attention = engine.run_view("tiny-attention", {"sentence": "the cat sat on the mat ."})
+    for table in attention.tables:
+        assert all(abs(sum(row[1:]) - 1) < 1e-5 for row in table.rows)
+    assert engine.run_view("tiny-next").facts[0].value in corpus.VOCAB
+
+
+@pytest.mark.parametrize("sentence, words", [("the unicorn sits .", "vocabulary"), ("the cat sat .", "agrees")])
+def test_tiny_views_refuse_what_they_cannot_show(sentence, words):
+    with pytest.raises(engine.ParamError):
+        engine.run_view("tiny-ablation", {"sentence": sentence})
