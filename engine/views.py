@@ -690,7 +690,11 @@ def _tiny_next(sentence):
               (_col("stage", "read at", "读取位置"), _col("first", "1st", "第一"), _col("second", "2nd", "第二"),
                _col("third", "3rd", "第三")), tuple(lens)),
     ), (Fact("top", Tr("most likely next", "最可能的下一个词元"), corpus.VOCAB[top[0]]),
-        Fact("top_p", Tr("its probability", "它的概率"), float(probs[top[0]]), ".3f")))
+        Fact("top_p", Tr("its probability", "它的概率"), float(probs[top[0]]), ".3f"),
+        Fact("p_singular", Tr("on singular verb forms (sits, sees...)", "单数动词形式（sits、sees……）的概率"),
+             float(sum(probs[corpus.INDEX[p[0]]] for p in corpus.INTRANSITIVE + corpus.TRANSITIVE)), ".3f"),
+        Fact("p_plural", Tr("on plural verb forms (sit, see...)", "复数动词形式（sit、see……）的概率"),
+             float(sum(probs[corpus.INDEX[p[1]]] for p in corpus.INTRANSITIVE + corpus.TRANSITIVE)), ".3f")))
 
 
 def _short(word: str) -> str:
@@ -698,6 +702,7 @@ def _short(word: str) -> str:
 
 
 def _tiny_attention(sentence, layer):
+    from . import corpus
     w, cfg, words, logits, keep = _tiny_run(sentence)
     if layer > cfg.n_layer:
         raise ParamError(f"layer must be from 1 to {cfg.n_layer}", f"layer 必须在 1 到 {cfg.n_layer} 之间")
@@ -708,7 +713,19 @@ def _tiny_attention(sentence, layer):
         cols = (Column("token", Tr("query", "查询")),) + tuple(Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
         tables.append(Table(f"head{h}", Tr(f"Layer {layer}, head {h}", f"第 {layer} 层，第 {h} 个头"), cols,
                             tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, p[h])), heat=True))
-    return Result("tiny-attention", dict(sentence=sentence, layer=layer), tuple(tables))
+    facts = ()
+    verbs = [i for i, x in enumerate(words) if any(x in pair for pair in corpus.INTRANSITIVE + corpus.TRANSITIVE)
+             or x in corpus.PAST]
+    if verbs and len(words) > 2:
+        v, subj = verbs[0], _subject_position(words)
+        looks = [(keep["attn"][li][0, h, v, subj], li + 1, h) for li in range(cfg.n_layer) for h in range(cfg.n_head)]
+        weight, best_layer, best_head = max(looks)
+        facts = (Fact("verb", Tr("the verb", "动词"), words[v]), Fact("subject", Tr("its subject", "它的主语"), words[subj]),
+                 Fact("best_head", Tr("the head that looks hardest from the verb to the subject",
+                                      "从动词看主语看得最专注的头"),
+                      Tr(f"layer {best_layer} head {best_head}", f"第 {best_layer} 层第 {best_head} 个头")),
+                 Fact("best_weight", Tr("with weight", "权重"), float(weight), ".2f"))
+    return Result("tiny-attention", dict(sentence=sentence, layer=layer), tuple(tables), facts)
 
 
 def _tiny_heads():
@@ -760,6 +777,9 @@ def _tiny_ablation(sentence):
     most_attn = max(rows, key=lambda r: r[2])
     most_hurt = min(rows, key=lambda r: r[4])
     same = most_attn[:2] == most_hurt[:2]
+    average = _ablation_average()
+    avg_attn = max(average, key=lambda r: r[2])
+    avg_hurt = min(average, key=lambda r: r[3])
     name = lambda r: Tr(f"layer {r[0]} head {r[1]}", f"第 {r[0]} 层第 {r[1]} 个头")  # noqa: E731
     return Result("tiny-ablation", dict(sentence=sentence), (
         Table("heads", Tr(f'Which head carries agreement in "{sentence}"', f"「{sentence}」里谁在传递主谓一致"),
@@ -770,10 +790,59 @@ def _tiny_ablation(sentence):
               note=Tr(f'margin: logit of "{corpus.VOCAB[good]}" minus "{corpus.VOCAB[bad]}" where the verb is '
                       f"predicted; {base:+.2f} with every head", f"差值：预测动词处「{corpus.VOCAB[good]}」的 logit "
                       f"减去「{corpus.VOCAB[bad]}」；所有头都在时为 {base:+.2f}")),
+        Table("average", Tr(f"Averaged over {ABLATION_SENTENCES} unseen sentences whose distractor has the "
+                            "other number", f"对 {ABLATION_SENTENCES} 个未见过、且干扰名词单复数相反的句子取平均"),
+              (_col("layer", "layer", "层", "d"), _col("head", "head", "头", "d"),
+               _col("attn", "attention on subject", "对主语的注意力", ".3f"),
+               _col("change", "margin change", "差值变化", "+.2f"),
+               _col("flipped", "agreement lost", "一致被打破", "pct")), average),
     ), (Fact("margin", Tr("margin with every head", "所有头都在时的差值"), base, "+.2f"),
         Fact("most_attention", Tr("looks hardest at the subject", "最关注主语的头"), name(most_attn)),
         Fact("most_needed", Tr("its removal hurts agreement most", "去掉后对一致伤害最大的头"), name(most_hurt)),
-        Fact("same_head", Tr("the same head", "是同一个头"), same)))
+        Fact("same_head", Tr("the same head", "是同一个头"), same),
+        Fact("avg_attention", Tr("on average, looks hardest at the subject", "平均而言最关注主语的头"), name(avg_attn)),
+        Fact("avg_needed", Tr("on average, hurts agreement most when removed", "平均而言去掉后伤害最大的头"),
+             name(avg_hurt)),
+        Fact("avg_same", Tr("on average, the same head", "平均而言是同一个头"), avg_attn[:2] == avg_hurt[:2])))
+
+
+ABLATION_SENTENCES = 300
+
+
+def _ablation_average():
+    """Per head: mean attention from the verb's position to the subject, and the mean change in the
+    agreement margin when the head is silenced, over unseen sentences with a mismatched distractor."""
+    global _ABLATION
+    if _ABLATION is None:
+        from . import corpus, tiny
+        w, cfg, _ = _trained()
+        sentences = [s for s in corpus.draw(ABLATION_SENTENCES * 8, 11, "held-out") if s.mismatch][:ABLATION_SENTENCES]
+        ids = corpus.encode(sentences)
+        pos = np.array([s.verb_at for s in sentences])
+        subj = np.array([3 if s.tokens[1] in corpus.ADJECTIVES else 2 for s in sentences])
+        pairs = np.array([corpus.verb_pair(s) for s in sentences])
+        rows_ = np.arange(len(sentences))
+
+        def margins(mask=None):
+            keep = {}
+            logits = tiny.forward(w, cfg, ids[:, :-1], keep, mask)
+            at = logits[rows_, pos]
+            return at[rows_, pairs[:, 0]] - at[rows_, pairs[:, 1]], keep
+
+        base, keep = margins()
+        out = []
+        for layer in range(cfg.n_layer):
+            for h in range(cfg.n_head):
+                mask = np.ones((cfg.n_layer, cfg.n_head))
+                mask[layer, h] = 0
+                m, _ = margins(mask)
+                attn = keep["attn"][layer][rows_, h, pos, subj]
+                out.append((layer + 1, h, float(attn.mean()), float((m - base).mean()), float(np.mean(m <= 0))))
+        _ABLATION = tuple(out)
+    return _ABLATION
+
+
+_ABLATION = None
 
 
 def _wrapped_words(label, words, width=50):
