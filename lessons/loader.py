@@ -21,7 +21,8 @@ PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 LESSON_KEYS = ("format_version", "id", "order", "title", "steps", "experiments", "pitfalls")
 STEP_KEYS = ("id", "title", "text", "view", "params", "compare", "tables")
-EXPERIMENT_KEYS = ("key", "title", "text", "param", "values")
+EXPERIMENT_KEYS = ("key", "title", "text", "param", "values", "action")
+ACTIONS = ("train-live",)  # named things the app can do on a key; a lesson names one, it never holds code
 PITFALL_KEYS = ("text",)
 
 
@@ -41,8 +42,9 @@ class Experiment:
     key: str  # "1" to "9"
     title: Tr
     text: Tr
-    param: str
+    param: str | None
     values: tuple
+    action: str | None = None  # one of ACTIONS, instead of param and values
 
 
 @dataclass(frozen=True)
@@ -220,6 +222,15 @@ def _experiments(c: _Checker, raw, steps):
                     fld + "key")
         keys.add(key)
         title, text = c.text(e, "title", fld), c.text(e, "text", fld)
+        if "action" in e:
+            action = e["action"]
+            if action not in ACTIONS:
+                c.error(f"unknown action {action!r}", f"use one of: {', '.join(ACTIONS)}", fld + "action")
+            if "param" in e or "values" in e:
+                c.error("an action takes no param or values", "remove param and values, or remove action",
+                        fld + "action")
+            experiments.append(Experiment(key if isinstance(key, str) else "", title, text, None, (), action))
+            continue
         param, values = e.get("param"), e.get("values")
         views = sorted({s.view for s in steps if s.view in VIEWS and param in {p.name for p in VIEWS[s.view].params}})
         if not views:
@@ -331,7 +342,7 @@ def check_deep(lesson: Lesson) -> list[LessonError]:
     for step in lesson.steps:
         variants = [({}, "params")]
         variants += [({x.param: v}, f"experiments[{x.key}].values") for x in lesson.experiments for v in x.values
-                     if x.param in {p.name for p in VIEWS[step.view].params}]
+                     if x.action is None and x.param in {p.name for p in VIEWS[step.view].params}]
         for overrides, fld in variants:
             for base, name in ((step.params, fld), ({**step.params, **(step.compare or {})}, "compare")):
                 if name == "compare" and step.compare is None:

@@ -1,5 +1,6 @@
 """The Textual app, driven by Pilot at 80x24: every key, resume, broken progress, sizes."""
 
+import asyncio
 import json
 import random
 
@@ -307,8 +308,12 @@ async def test_a_refused_lesson_value_is_an_inline_message(state):
         assert app.tour.step_index == 1 and "heads=4" in settings(app)
 
 
-async def test_monkey_2000_random_keys(state):
+async def test_monkey_2000_random_keys(state, monkeypatch):
     """Random keys across every screen and lesson: no exception, and the app still answers."""
+    from dataclasses import replace
+
+    from engine import tiny
+    monkeypatch.setitem(tiny.CONFIGS, "big", replace(tiny.CONFIGS["small"], steps=20))  # key 4 in heads trains
     keys = list("np0123456789clo?q") + ["left", "right", "up", "down", "escape", "enter", "tab", "ctrl+p",
                                          "pagedown", "home", "x"]
     rng = random.Random(20261130)
@@ -319,7 +324,7 @@ async def test_monkey_2000_random_keys(state):
             key = rng.choice(keys)
             if key == "q" and isinstance(app.screen, LessonScreen):
                 continue  # quitting would end the run; q is tested on its own
-            await pilot.press(key)
+            await asyncio.wait_for(pilot.press(key), 30)  # a crashed app would otherwise hang the run
             if i % 250 == 0:
                 await pilot.resize_terminal(*rng.choice([(80, 24), (120, 40), (100, 30)]))
         while not isinstance(app.screen, LessonScreen):
@@ -327,3 +332,29 @@ async def test_monkey_2000_random_keys(state):
         lang = app.tour.lang
         await pilot.press("l")
         assert app.tour.lang != lang and app.is_running
+
+
+async def test_live_training_runs_in_the_background_and_can_be_stopped(state, monkeypatch):
+    import hashlib
+    from dataclasses import replace
+
+    from engine import tiny
+    shipped = hashlib.sha256(tiny.SHIPPED.read_bytes()).hexdigest()
+    monkeypatch.setitem(tiny.CONFIGS, "big", replace(tiny.CONFIGS["small"], steps=100_000))
+    app = make_app(lang="en", lesson="heads", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.lesson_screen()
+        screen.action_experiment("4")  # as the key does; Pilot's press would wait for the worker to finish
+        assert app.training_running()
+        screen.action_next()  # the tour answers while the model trains
+        screen.action_experiment("1")
+        assert app.tour.step_index == 1 and "heads=8" in settings(app) and app.training_running()
+        screen.action_experiment("4")  # stop
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        panel = plain(app.lesson_screen().query_one("#training").content)
+        assert not app.training_running() and "Stopped" in panel and "untouched" in panel
+        await pilot.press("4")  # close the panel
+        assert not app.lesson_screen().query_one("#training").display
+    assert hashlib.sha256(tiny.SHIPPED.read_bytes()).hexdigest() == shipped

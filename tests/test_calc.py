@@ -106,6 +106,15 @@ async def test_bad_input_in_the_screen_keeps_the_app_running(tmp_path):
         assert not app.screen.query_one("#in-layers", Input).has_class("-bad") and app.is_running
 
 
+async def test_a_half_typed_preset_keeps_the_last_outputs(tmp_path):
+    app = make_app(lang="en", bench=Workbench.start("llama2-7b"), lessons=[], state_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.screen.query_one("#in-preset", Input).focus()
+        await pilot.press("end", "2")  # llama2-7b2: no such preset
+        assert app.is_running and "6,738,415,616" in summary(app) and "unknown preset" in " ".join(
+            app.screen.query_one("#calc-message").content.plain.split())
+
+
 async def test_pin_and_compare(tmp_path):
     app = make_app(lang="en", bench=Workbench.start("llama2-7b"), lessons=[], state_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -45,7 +45,7 @@ def test_zh_and_en_say_the_same_numbers(lesson):
 @pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
 def test_each_experiment_key_is_used_by_some_step(lesson):
     for x in lesson.experiments:
-        assert any(x.param in {p.name for p in VIEWS[s.view].params} for s in lesson.steps)
+        assert x.action is not None or any(x.param in {p.name for p in VIEWS[s.view].params} for s in lesson.steps)
 
 
 def _variants(lesson):
@@ -134,6 +134,7 @@ def test_check_lessons_passes_on_the_shipped_folder():
     ("refused_value", "01-refused.toml", "step 'one', field 'experiments[1].values'", "heads=3 does not divide"),
     ("bad_placeholder", "01-holder.toml", "step 'one', field 'text.en'", "placeholder {sat.9.weight}"),
     ("file_name", "01-wrongname.toml", "lesson 'rightname', field 'id'", "does not match the id"),
+    ("unknown_action", "01-act.toml", "field 'experiments[0].action'", "unknown action 'os.system'"),
 ])
 def test_each_problem_names_file_lesson_step_field_and_fix(case, file, where, words):
     lessons, errors = load_lessons(FIXTURES / case, strict=False)

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 
@@ -51,6 +52,68 @@ class XfTourApp(App):
         """Open the palette of lessons and steps, its prompt in the learner's language."""
         if not Palette.is_open(self):
             self.push_screen(Palette(id="--command-palette", placeholder=t("palette_prompt", self.tour.lang)))
+
+    # --- live training (the heads lesson) --------------------------------------------------
+
+    def training_running(self) -> bool:
+        return getattr(self, "_training", None) is not None and self._training["running"]
+
+    def toggle_training(self) -> None:
+        """Start training the big tiny Llama in a worker thread; stop it; or close the finished panel."""
+        state = getattr(self, "_training", None)
+        if state is not None and state["running"]:
+            state["stop"] = True
+            return
+        if state is not None:  # a finished run: close its panel
+            self._training = None
+            self._show_training(None)
+            return
+        self._training = {"running": True, "stop": False, "text": None}
+        self._show_training(Text(t("training_off", self.tour.lang)))
+        self.run_worker(self._train_in_thread, thread=True, exclusive=True, group="train")
+
+    def _show_training(self, text) -> None:
+        screen = self.lesson_screen()
+        if screen is not None:
+            screen.show_training(text)
+            screen.redraw()
+
+    def _train_in_thread(self) -> None:
+        """Runs in a worker thread: trains the big config in memory only; never writes a file."""
+        import time
+
+        from engine import corpus, tiny
+
+        state, cfg, lang = self._training, tiny.CONFIGS["big"], self.tour.lang
+        probe = corpus.draw(200, 1, "held-out")
+        last, reading, started = 0.0, {"agr": "-", "spread": "-", "layers": []}, time.perf_counter()
+
+        def on_step(step, loss, w):
+            nonlocal last
+            now = time.perf_counter()
+            if now - last < 0.3 and step != cfg.steps - 1:  # a few updates a second is enough to watch
+                return
+            last = now
+            e = tiny.evaluate(w, cfg, probe)
+            reading.update(agr=f"{e['agreement']:.3f}", spread=f"{tiny.spread(e['head_entropy']):.2f}",
+                           layers=e["head_entropy"])
+            self.call_from_thread(self._show_training, self._training_text(cfg, step + 1, loss, reading, lang))
+
+        tiny.train(cfg, seed=0, on_step=on_step, stop=lambda: state["stop"], n_eval=200)
+        state["running"] = False
+        key = "training_stopped" if state["stop"] else "training_done"
+        note = t(key, lang, s=time.perf_counter() - started)
+        self.call_from_thread(self._show_training, Text.assemble(state.get("last", Text("")), "\n", (note, "bold")))
+
+    def _training_text(self, cfg, step, loss, reading, lang):
+        text = Text(t("training_line", lang, name="big (d=64, 4x8 heads)", step=step, total=cfg.steps, loss=loss,
+                      agr=reading["agr"], spread=reading["spread"]), style="bold")
+        filled = round(20 * step / cfg.steps)
+        text.append("\n" + "#" * filled + "." * (20 - filled))
+        for i, layer in enumerate(reading["layers"], 1):
+            text.append("\n" + t("training_layer", lang, i=i) + " " + " ".join(f"{e:.2f}" for e in layer))
+        self._training["last"] = text
+        return text
 
     def action_quit_saving(self) -> None:
         """Quit at once, keeping the learner's place."""

@@ -139,7 +139,8 @@ def render_lesson(lesson, lang: str, width: int = 80) -> Group:
         for x in lesson.experiments:
             values = " -> ".join(fmt_value(v) for v in x.values)
             colon = "：" if lang == "zh" else ": "
-            parts += prose(f"[{x.key}] {x.title(lang)}{colon}{x.param} = {values}", width, style="bold", gap=False)
+            what = f"{x.param} = {values}" if x.action is None else t("(in the app)", "（在交互界面里）")
+            parts += prose(f"[{x.key}] {x.title(lang)}{colon}{what}", width, style="bold", gap=False)
             parts += prose(x.text(lang), width, indent=4, gap=False)
         parts.append(Text(""))
     if lesson.pitfalls:

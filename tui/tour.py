@@ -116,14 +116,14 @@ class Tour:
         return (index + 1) % len(experiment.values)
 
     def takes(self, experiment) -> bool:
-        """Whether the current step's view has the experiment's parameter at all."""
-        return experiment.param in {p.name for p in VIEWS[self.step.view].params}
+        """Whether the current step's view has the experiment's parameter at all (an action always works)."""
+        return experiment.action is not None or experiment.param in {p.name for p in VIEWS[self.step.view].params}
 
     def applies(self, experiment) -> bool:
         """Whether pressing the experiment's key changes what the current step shows: its tables or prose."""
         if not self.takes(experiment):
             return False
-        if self.step.view in SLOW_VIEWS:
+        if experiment.action is not None or self.step.view in SLOW_VIEWS:
             return True
         after = {**self.settings(), experiment.param: experiment.values[self._next_index(experiment)]}
         try:
@@ -141,7 +141,7 @@ class Tour:
     def press(self, key: str):
         """Move the experiment on `key` to its next value (the last wraps to the first); return it."""
         experiment = self.experiment(key)
-        if experiment is None or not self.applies(experiment):
+        if experiment is None or experiment.action is not None or not self.applies(experiment):
             return None
         self.presses.setdefault(self.lesson.id, {})[key] = self._next_index(experiment)
         return experiment
@@ -153,7 +153,8 @@ class Tour:
     def overrides(self) -> dict:
         """The settings the pressed experiments have set in this lesson."""
         pressed = self.presses.get(self.lesson.id, {})
-        return {x.param: x.values[pressed[x.key]] for x in self.lesson.experiments if x.key in pressed}
+        return {x.param: x.values[pressed[x.key]] for x in self.lesson.experiments
+                if x.key in pressed and x.action is None}
 
     def value_of(self, experiment):
         """The value the experiment's parameter has on screen now."""

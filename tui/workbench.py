@@ -86,6 +86,7 @@ class Sizing:
     budget: float | None
     published: int | None
     same: bool = True  # the preset's own model, unchanged
+    preset: str = ""   # the preset these outputs were computed from
 
     @property
     def weight_bytes(self) -> int:
@@ -191,7 +192,7 @@ class Workbench:
         same = preset in sizing.PRESETS and cfg == sizing.PRESETS[preset]
         self.sizing = Sizing(cfg, sizing.report(cfg, typed["context"]), typed["context"], typed["batch"],
                              typed["weights"], typed["cache"], typed["budget"],
-                             sizing.PUBLISHED.get(preset) if same else None, same)
+                             sizing.PUBLISHED.get(preset) if same else None, same, preset)
 
     def pin(self) -> bool:
         """Pin the current sizing to compare against, or unpin; True when now pinned."""

@@ -167,7 +167,7 @@ class CalcScreen(Screen):
         if s.published is not None:
             out.append("  " + t("calc_published", lang, n=f"{s.published:,}",
                                 ok=t("calc_match" if s.published == total else "calc_differ", lang)))
-            out.append("\n" + t("calc_source", lang, src=SOURCES[bench.values["preset"].strip()]), style="dim")
+            out.append("\n" + t("calc_source", lang, src=SOURCES[s.preset]), style="dim")
         out.append("\n" + t("calc_memory", lang, w=s.weights_dtype, wb=human_bytes(s.weight_bytes),
                             c=s.cache_dtype, cb=human_bytes(s.kv_bytes), ctx=f"{s.context:,}", batch=s.batch,
                             total=human_bytes(s.inference_bytes)))

@@ -56,6 +56,7 @@ class LessonScreen(Screen):
                 yield Static(id="tables")
             with VerticalScroll(id="prose-pane"):
                 yield Static(id="prose")
+        yield Static(id="training")
         yield Static(id="experiments")
         yield Static(id="message")
         yield KeyBar(id="keys")
@@ -144,7 +145,7 @@ class LessonScreen(Screen):
         text = fill(step.text(lang), result, lang)
         self._set("prose", ("prose", text, prose_width), lambda: Group(*prose(text, prose_width)))
         self._set("experiments", ("experiments", where, tuple(sorted(tour.overrides().items())), str(result.params),
-                                  self._painted), lambda: self._experiments(lang))
+                                  self._painted, self.app.training_running()), lambda: self._experiments(lang))
         self.query_one(KeyBar).show(self._keys(lang))
 
     @work(thread=True, exclusive=True, group="compute")
@@ -178,6 +179,13 @@ class LessonScreen(Screen):
             return grid
         return Group(*_tables(result, step.tables, lang, width), head, *_tables(other, step.tables, lang, width))
 
+    def show_training(self, text) -> None:
+        """The live-training panel: shown while a run is going or its result is up."""
+        panel = self.query_one("#training", Static)
+        panel.display = text is not None
+        if text is not None:
+            panel.update(text)
+
     def _key_range(self) -> str:
         keys = [x.key for x in self.tour.lesson.experiments]
         return f"{keys[0]}-{keys[-1]}" if len(keys) > 1 else "".join(keys) or "-"
@@ -195,14 +203,18 @@ class LessonScreen(Screen):
                 lines.append("\n")
             lines.append(f" {x.key} ", style="bold reverse" if live else "dim")
             lines.append(f" {x.title(lang)}  ", style="" if live else "dim")
-            lines.append(f"{x.param}={value}", style="bold" if live else "dim")
+            if x.action is None:
+                lines.append(f"{x.param}={value}", style="bold" if live else "dim")
+            else:
+                lines.append(t("training_on" if self.app.training_running() else "training_off", lang),
+                             style="bold")
         return lines
 
     def _keys(self, lang):
         tour = self.tour
         items = [("n", t("next", lang), not tour.at_end()), ("p", t("prev", lang), not tour.at_start())]
         for x in tour.lesson.experiments:
-            items.append((x.key, x.param, self._live(x)))
+            items.append((x.key, x.param or t("train_key", lang), self._live(x)))
         items += [("0", t("reset", lang), bool(tour.overrides())), ("c", t("code", lang), True)]
         if tour.lesson.id in WORKBENCH_LESSONS:
             items.append(("w", t("workbench", lang), True))
@@ -236,6 +248,9 @@ class LessonScreen(Screen):
         x = tour.experiment(key)
         if x is None:
             self.redraw(message=t("no_key", lang, key=key))
+            return
+        if x.action == "train-live":
+            self.app.toggle_training()
             return
         if not tour.applies(x):
             self.redraw(message=t("not_here", lang, key=key, param=x.param))
