@@ -33,7 +33,7 @@ class TinyLlamaConfig:
 CONFIGS = {
     "small": TinyLlamaConfig(d_model=16, n_layer=1, n_head=2, d_ff=32, steps=800),
     "main": TinyLlamaConfig(),
-    "big": TinyLlamaConfig(d_model=64, n_layer=4, n_head=8, d_ff=128, steps=1000, lr=2e-3),  # ~30 s: the live demo
+    "big": TinyLlamaConfig(d_model=64, n_layer=4, n_head=8, d_ff=128, steps=750, lr=2e-3),  # ~30 s: the live demo
 }
 
 
