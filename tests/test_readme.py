@@ -21,3 +21,17 @@ def test_ci_runs_exactly_the_readme_test_command():
     _, test = quick_start_commands()
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert test in ci
+
+
+def test_a_plain_install_packages_every_module():
+    """pip install . (not -e) must carry every package and data file the app loads."""
+    import fnmatch
+    import tomllib
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    include = config["packages"]["find"]["include"]
+    packages = {".".join(p.parent.relative_to(ROOT).parts) for p in ROOT.glob("*/**/__init__.py")
+                if p.parent.relative_to(ROOT).parts[0] in ("engine", "lessons", "tui")}
+    assert {"tui.screens", "tui.widgets"} <= packages
+    assert all(any(fnmatch.fnmatch(pkg, pattern) for pattern in include) for pkg in packages)
+    data = config["package-data"]
+    assert "data/*.npz" in data["engine"] and "*.toml" in data["lessons"] and "*.tcss" in data["tui"]
