@@ -148,27 +148,27 @@ async def test_help_speaks_chinese(state):
         assert "下一步" in "\n".join(plain(w.content) for w in app.screen.query("Static"))
 
 
+async def use_palette(pilot, text: str) -> None:
+    """Open the palette, type, wait for the search, take the first hit."""
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    await pilot.press(*text)
+    await pilot.pause(0.5)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
 async def test_command_palette_jumps_to_a_step(state):
     app = make_app(lang="en", lesson="residual", state_dir=state)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"RoPE: turn")
-        await pilot.pause(0.5)
-        await pilot.press("enter")
-        await pilot.pause()
+        await use_palette(pilot, "RoPE: turn")
         assert (app.tour.lesson.id, app.tour.step.id) == ("positional", "rope")
 
 
 async def test_command_palette_opens_the_overview(state):
     app = make_app(lang="en", lesson="heads", state_dir=state)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"overview")
-        await pilot.pause(0.5)
-        await pilot.press("enter")
-        await pilot.pause()
+        await use_palette(pilot, "overview")
         assert isinstance(app.screen, OverviewScreen)
 
 
