@@ -477,7 +477,7 @@ def _summary_table(cfg: sizing.ModelConfig, rep: dict) -> Table:
         (Tr("output head" + (" (tied: shared)" if cfg.tied_embeddings else ""),
             "输出投影" + ("（与词嵌入共享）" if cfg.tied_embeddings else "")), items["output"]),
         (Tr("total without norms", "不含归一化的合计"), matrices),
-        (Tr(f"RMSNorm weights, 2 per layer", "RMSNorm 权重，每层 2 个"), group["norm"] - items["norm/final"]),
+        (Tr("RMSNorm weights, 2 per layer", "RMSNorm 权重，每层 2 个"), group["norm"] - items["norm/final"]),
         (Tr("final RMSNorm", "最终 RMSNorm"), items["norm/final"]),
         (Tr("total", "总计"), rep["total"]),
     )

@@ -1,6 +1,5 @@
 """The tiny Llama: gradients against finite differences, the grammar's floor, training, the shipped weights."""
 
-import math
 from dataclasses import replace
 
 import numpy as np

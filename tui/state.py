@@ -74,7 +74,7 @@ class Store:
             text = self.path.read_text(encoding="utf-8")
         except (FileNotFoundError, NotADirectoryError):
             return Progress()  # nothing saved yet, or no folder to save in: save() will say so
-        except OSError as err:
+        except OSError:
             self.problem = "unreadable"
             return Progress()
         except UnicodeDecodeError:
@@ -114,7 +114,7 @@ class Store:
                 except OSError:
                     pass
                 raise
-        except OSError as err:
+        except OSError:
             self.writable = False  # say it once, then run on without saving
             self.problem = "unwritable"
             return False

@@ -122,8 +122,8 @@ class LessonScreen(Screen):
         try:
             result, other = tour.result(), tour.compare_result()
         except EngineError as err:  # a learner's own lesson may ask for something the engine refuses
-            self._set("message", ("refused", str(err)), lambda: Text(t("refused", lang, message=err.text(lang)),
-                                                                     style="bold red"))
+            refused = t("refused", lang, message=err.text(lang))
+            self._set("message", ("refused", refused), lambda: Text(refused, style="bold red"))
             return
         where = (lang, tour.lesson_index, tour.step_index)
         title = Text.assemble(
