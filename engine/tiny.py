@@ -304,6 +304,7 @@ def _train_sentence(rng):
 # --- saving and loading ---------------------------------------------------------------------
 
 SHIPPED = __import__("pathlib").Path(__file__).resolve().parent / "data" / "tiny-main.npz"
+RUNS = {"seed0": SHIPPED, "seed1": SHIPPED.with_name("tiny-main-seed1.npz")}  # two runs of the main config
 
 
 def save(path, w, cfg: TinyLlamaConfig, manifest: dict) -> None:

@@ -345,7 +345,7 @@ def _heads(heads, seed, n):
                      _col("max_weight", "max weight", "最大权重", ".3f"),
                      _col("mean_entropy", "mean entropy", "平均熵", ".3f"),
                      _col("sharpest", "sharpest row", "最集中的一行")), per_head)]
-    tables += [_matrix_table(f"head{h}", Tr(f"Head {h}", f"第 {h} 个头"), w, labels) for h, w in enumerate(r.weights)]
+    tables += [_matrix_table(f"head{h}", Tr(f"Head {h}", f"{h} 号头"), w, labels) for h, w in enumerate(r.weights)]
     return Result("heads", dict(heads=heads, seed=seed, n=n), tuple(tables), (
         Fact("spread", Tr("entropy ratio between heads, max / min", "各头熵之比（最大 / 最小）"), r.entropy_spread, ".2f"),
         Fact("layer_params", Tr("parameters of W_q, W_k, W_v, W_o", "W_q、W_k、W_v、W_o 的参数量"),
@@ -643,21 +643,20 @@ def _compare(a, b, context):
 
 # --- the trained tiny Llama ---------------------------------------------------------------
 
-def _trained():
-    """The shipped weights, loaded once."""
-    global _TRAINED
-    if _TRAINED is None:
+def _trained(run: str = "seed0"):
+    """A shipped run's weights, loaded once."""
+    if run not in _TRAINED:
         from . import tiny
-        _TRAINED = tiny.load()
-    return _TRAINED
+        _TRAINED[run] = tiny.load(tiny.RUNS[run])
+    return _TRAINED[run]
 
 
-_TRAINED = None
+_TRAINED: dict = {}
 
 
-def _tiny_run(sentence: str, head_mask=None):
+def _tiny_run(sentence: str, head_mask=None, run: str = "seed0"):
     from . import corpus, tiny
-    w, cfg, _ = _trained()
+    w, cfg, _ = _trained(run)
     words = sentence.split()
     ids = corpus.encode([corpus.Sentence(tuple(words), 0.0, 0, None, None)])[:, : len(words) + 1]
     keep = {}
@@ -686,7 +685,7 @@ def _tiny_next(sentence):
                          f"「{sentence}」之后：训练好的模型预测的下一个词元"),
               (_col("rank", "rank", "名次"), _col("token", "token", "词元"), _col("p", "probability", "概率", ".3f")),
               tuple((i + 1, corpus.VOCAB[t], float(probs[t])) for i, t in enumerate(top))),
-        Table("lens", Tr("Logit lens: the last position read after each layer", "逻辑透镜：逐层读取最后一个位置"),
+        Table("lens", Tr("Logit lens: the last position read after each layer", "logit 透镜：逐层读取最后一个位置"),
               (_col("stage", "read at", "读取位置"), _col("first", "1st", "第一"), _col("second", "2nd", "第二"),
                _col("third", "3rd", "第三")), tuple(lens)),
     ), (Fact("top", Tr("most likely next", "最可能的下一个词元"), corpus.VOCAB[top[0]]),
@@ -711,7 +710,7 @@ def _tiny_attention(sentence, layer):
     tables = []
     for h in range(cfg.n_head):
         cols = (Column("token", Tr("query", "查询")),) + tuple(Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
-        tables.append(Table(f"head{h}", Tr(f"Layer {layer}, head {h}", f"第 {layer} 层，第 {h} 个头"), cols,
+        tables.append(Table(f"head{h}", Tr(f"Layer {layer}, head {h}", f"{layer} 层 {h} 号头"), cols,
                             tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, p[h])), heat=True))
     facts = ()
     verbs = [i for i, x in enumerate(words) if any(x in pair for pair in corpus.INTRANSITIVE + corpus.TRANSITIVE)
@@ -721,9 +720,9 @@ def _tiny_attention(sentence, layer):
         looks = [(keep["attn"][li][0, h, v, subj], li + 1, h) for li in range(cfg.n_layer) for h in range(cfg.n_head)]
         weight, best_layer, best_head = max(looks)
         facts = (Fact("verb", Tr("the verb", "动词"), words[v]), Fact("subject", Tr("its subject", "它的主语"), words[subj]),
-                 Fact("best_head", Tr("the head that looks hardest from the verb to the subject",
-                                      "从动词看主语看得最专注的头"),
-                      Tr(f"layer {best_layer} head {best_head}", f"第 {best_layer} 层第 {best_head} 个头")),
+                 Fact("best_head", Tr("over both layers, the head attending most from the verb to its subject",
+                                      "两层中从动词看向主语最集中的头"),
+                      Tr(f"layer {best_layer} head {best_head}", f"{best_layer} 层 {best_head} 号头")),
                  Fact("best_weight", Tr("with weight", "权重"), float(weight), ".2f"))
     return Result("tiny-attention", dict(sentence=sentence, layer=layer), tuple(tables), facts)
 
@@ -741,12 +740,13 @@ def _tiny_heads():
                _col("ratio", "trained / init", "训练后 / 初始", ".2f")), rows,
               note=Tr("nats, averaged over the query positions after the first, on the same held-out sentences",
                       "单位奈特，对同一批未见过的句子、除第一个位置外的所有查询位置取平均")),
-    ), (Fact("spread_init", Tr("spread at init, max / min", "初始化时的熵之比（最大 / 最小）"),
+    ), (Fact("spread_init", Tr("head-entropy spread at init (max / min)", "初始化时的熵之比（最大 / 最小）"),
              meta["entropy_spread_init"], ".2f"),
-        Fact("spread_trained", Tr("spread trained, max / min", "训练后的熵之比（最大 / 最小）"),
+        Fact("spread_trained", Tr("head-entropy spread trained (max / min)", "训练后的熵之比（最大 / 最小）"),
              meta["entropy_spread_trained"], ".2f"),
         Fact("steps", Tr("training steps", "训练步数"), meta["steps"], ","),
-        Fact("agreement", Tr("agreement on unseen sentences", "未见过的句子上的主谓一致率"), meta["agreement"], "pct")))
+        Fact("agreement", Tr("subject-verb agreement on unseen sentences", "未见过的句子上的主谓一致率"),
+             meta["agreement"], "pct")))
 
 
 def _subject_position(words) -> int:
@@ -755,9 +755,9 @@ def _subject_position(words) -> int:
     return 3 if words[2] in corpus.ADJECTIVES else 2
 
 
-def _tiny_ablation(sentence):
+def _tiny_ablation(sentence, run):
     from . import corpus
-    w, cfg, words, logits, keep = _tiny_run(sentence)
+    w, cfg, words, logits, keep = _tiny_run(sentence, run=run)
     s = corpus.parse(sentence)
     if s.verb_at is None:
         raise ParamError("the sentence needs a verb that agrees with its subject, such as sits or sit",
@@ -771,17 +771,17 @@ def _tiny_ablation(sentence):
         for h in range(cfg.n_head):
             mask = np.ones((cfg.n_layer, cfg.n_head))
             mask[layer, h] = 0
-            ab = _tiny_run(sentence, mask)[3]
+            ab = _tiny_run(sentence, mask, run)[3]
             margin = float(ab[pos, good] - ab[pos, bad])
             rows.append((layer + 1, h, float(keep["attn"][layer][0, h, pos, subj]), margin, margin - base))
     most_attn = max(rows, key=lambda r: r[2])
     most_hurt = min(rows, key=lambda r: r[4])
     same = most_attn[:2] == most_hurt[:2]
-    average = _ablation_average()
+    average = _ablation_average(run)
     avg_attn = max(average, key=lambda r: r[2])
     avg_hurt = min(average, key=lambda r: r[3])
-    name = lambda r: Tr(f"layer {r[0]} head {r[1]}", f"第 {r[0]} 层第 {r[1]} 个头")  # noqa: E731
-    return Result("tiny-ablation", dict(sentence=sentence), (
+    name = lambda r: Tr(f"layer {r[0]} head {r[1]}", f"{r[0]} 层 {r[1]} 号头")  # noqa: E731
+    return Result("tiny-ablation", dict(sentence=sentence, run=run), (
         Table("heads", Tr(f'Which head carries agreement in "{sentence}"', f"「{sentence}」里谁在传递主谓一致"),
               (_col("layer", "layer", "层", "d"), _col("head", "head", "头", "d"),
                _col("attn", f'attention on "{words[subj]}"', f"对「{words[subj]}」的注意力", ".3f"),
@@ -795,7 +795,7 @@ def _tiny_ablation(sentence):
               (_col("layer", "layer", "层", "d"), _col("head", "head", "头", "d"),
                _col("attn", "attention on subject", "对主语的注意力", ".3f"),
                _col("change", "margin change", "差值变化", "+.2f"),
-               _col("flipped", "agreement lost", "一致被打破", "pct")), average),
+               _col("flipped", "agreement lost", "一致出错比例", "pct")), average),
     ), (Fact("margin", Tr("margin with every head", "所有头都在时的差值"), base, "+.2f"),
         Fact("most_attention", Tr("looks hardest at the subject", "最关注主语的头"), name(most_attn)),
         Fact("most_needed", Tr("its removal hurts agreement most", "去掉后对一致伤害最大的头"), name(most_hurt)),
@@ -809,13 +809,12 @@ def _tiny_ablation(sentence):
 ABLATION_SENTENCES = 300
 
 
-def _ablation_average():
+def _ablation_average(run: str = "seed0"):
     """Per head: mean attention from the verb's position to the subject, and the mean change in the
     agreement margin when the head is silenced, over unseen sentences with a mismatched distractor."""
-    global _ABLATION
-    if _ABLATION is None:
+    if run not in _ABLATION:
         from . import corpus, tiny
-        w, cfg, _ = _trained()
+        w, cfg, _ = _trained(run)
         sentences = [s for s in corpus.draw(ABLATION_SENTENCES * 8, 11, "held-out") if s.mismatch][:ABLATION_SENTENCES]
         ids = corpus.encode(sentences)
         pos = np.array([s.verb_at for s in sentences])
@@ -838,11 +837,11 @@ def _ablation_average():
                 m, _ = margins(mask)
                 attn = keep["attn"][layer][rows_, h, pos, subj]
                 out.append((layer + 1, h, float(attn.mean()), float((m - base).mean()), float(np.mean(m <= 0))))
-        _ABLATION = tuple(out)
-    return _ABLATION
+        _ABLATION[run] = tuple(out)
+    return _ABLATION[run]
 
 
-_ABLATION = None
+_ABLATION: dict = {}
 
 
 def _wrapped_words(label, words, width=50):
@@ -989,7 +988,9 @@ VIEWS: dict[str, View] = {v.id: v for v in (
          _tiny_heads, ()),
     View("tiny-ablation", Tr("The trained tiny Llama: which head carries agreement", "训练好的小 Llama：谁在传递主谓一致"),
          (Param("sentence", "sentence", "the cat near the dogs sits .", Tr("a sentence with an agreeing verb",
-                                                                            "带一致动词的句子")),),
+                                                                            "带一致动词的句子")),
+          Param("run", "choice", "seed0", Tr("which shipped training run", "随附的哪一次训练"),
+                choices=("seed0", "seed1"))),
          _tiny_ablation, ()),
     View("params", Tr("Counting parameters", "参数量统计"), _config_params(), _params,
          (sizing.param_count, sizing.layer_params)),

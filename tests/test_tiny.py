@@ -105,3 +105,13 @@ def test_the_tiny_views_show_the_trained_model():
 def test_tiny_views_refuse_what_they_cannot_show(sentence, words):
     with pytest.raises(engine.ParamError):
         engine.run_view("tiny-ablation", {"sentence": sentence})
+
+
+def test_the_second_run_shows_attention_is_not_what_agreement_needs():
+    """The misconceptions lesson's point, on shipped data: in the seed-1 run, the head agreement depends
+    on is not the head that attends most to the subject."""
+    w, cfg, meta = tiny.load(tiny.RUNS["seed1"])
+    assert meta["seed"] == 1 and meta["agreement_mismatch"] >= 0.99
+    facts = {f.key: f.value for f in engine.run_view("tiny-ablation", {"run": "seed1"}).facts}
+    assert facts["avg_same"] is False
+    assert {f.key: f.value for f in engine.run_view("tiny-ablation").facts}["avg_same"] is True
