@@ -82,6 +82,20 @@ PRESETS = {
     # TinyLlama (llama.cpp n_params; its safetensors metadata)
     "tinyllama-1.1b": ModelConfig(2048, 22, 32, 4, None, 5632, 32000, name="TinyLlama 1.1B"),  # 1,100,048,384
 }
+SOURCES = {  # where each published total comes from, for the screens that name it
+    "llama2-7b": "Touvron et al. 2023 (Llama 2); keras-hub; llama.cpp",
+    "llama2-13b": "Touvron et al. 2023 (Llama 2); llama.cpp",
+    "llama2-70b": "Touvron et al. 2023 (Llama 2); llama.cpp",
+    "llama3-8b": "Meta Llama 3 model card; keras-hub",
+    "llama3-70b": "Meta Llama 3.1 70B model card (same shape as Llama 3 70B)",
+    "llama3.2-1b": "Meta Llama 3.2 model card",
+    "llama3.2-3b": "Meta Llama 3.2 model card",
+    "mistral-7b": "Mistral 7B v0.1 release; keras-hub",
+    "mistral-nemo-12b": "Mistral-Nemo-Base-2407 checkpoint",
+    "gemma-2b": "Gemma release (checkpoint vocabulary 256,000); keras-hub",
+    "gemma-7b": "Gemma release (checkpoint vocabulary 256,000); keras-hub",
+    "tinyllama-1.1b": "TinyLlama 1.1B checkpoint; llama.cpp",
+}
 PUBLISHED = {  # the same totals as data, for the tests and for the screens that compare against them
     "llama2-7b": 6_738_415_616,
     "llama2-13b": 13_015_864_320,

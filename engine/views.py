@@ -456,10 +456,13 @@ def _config_params(default_preset="llama2-7b"):
 def _params(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied, context):
     cfg = config_from(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied)
     published = sizing.PUBLISHED.get(preset)
-    settings = dict(preset=preset, layers=cfg.n_layer, hidden=cfg.d_model, heads=cfg.n_head,
-                    kv_heads=cfg.n_kv_head, head_dim=cfg.d_head, ffn=cfg.d_ff, vocab=cfg.n_vocab,
-                    tied=cfg.tied_embeddings, context=context)
-    return params_result(cfg, context, published, settings)
+    return params_result(cfg, context, published, params_settings(cfg, preset, context))
+
+
+def params_settings(cfg: sizing.ModelConfig, preset: str, context: int) -> dict:
+    """The params view's settings line for a config, every field resolved."""
+    return dict(preset=preset, layers=cfg.n_layer, hidden=cfg.d_model, heads=cfg.n_head, kv_heads=cfg.n_kv_head,
+                head_dim=cfg.d_head, ffn=cfg.d_ff, vocab=cfg.n_vocab, tied=cfg.tied_embeddings, context=context)
 
 
 def _summary_table(cfg: sizing.ModelConfig, rep: dict) -> Table:

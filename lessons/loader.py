@@ -298,16 +298,6 @@ def step_settings(step: Step, overrides: dict | None = None) -> dict:
     return {**step.params, **{k: v for k, v in (overrides or {}).items() if k in names}}
 
 
-def fill(text: str, result: Result, lang: str) -> str:
-    """Replace {table.row.column}, {fact} and {setting} placeholders with the engine's values, formatted."""
-    from tui.format import format_value  # formatting is shared with the screens
-
-    def one(m):
-        value, fmt = lookup(result, m.group(1))
-        return format_value(value, fmt, lang)
-    return PLACEHOLDER.sub(one, text)
-
-
 def lookup(result: Result, ref: str):
     """The raw value and format a placeholder names; KeyError when it names nothing."""
     parts = ref.split(".")

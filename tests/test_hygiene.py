@@ -22,3 +22,10 @@ def test_engine_imports_neither_textual_nor_rich():
 def test_command_line_parses_before_numpy_rich_or_textual():
     modules = loaded_after("import tui.cli; tui.cli.build_parser('en').parse_args(['print', 'cat'])")
     assert not {"numpy", "rich", "textual", "engine"} & modules
+
+
+def test_lessons_do_not_reach_up_into_the_app():
+    """engine -> lessons -> tui, one direction: loading and checking lessons needs no UI module."""
+    modules = loaded_after("from lessons.loader import load_lessons, check_deep; "
+                           "[check_deep(x) for x in load_lessons()[0]]")
+    assert not {"tui", "textual", "rich"} & modules

@@ -428,8 +428,6 @@ def cmd_params(args, lang) -> int:
         from .plain import dumps
         print(dumps({"preset": name, **sizing.report(cfg, context, published)}))
         return 0
-    settings = {"preset": name or "custom", "layers": cfg.n_layer, "hidden": cfg.d_model, "heads": cfg.n_head,
-                "kv_heads": cfg.n_kv_head, "head_dim": cfg.d_head, "ffn": cfg.d_ff, "vocab": cfg.n_vocab,
-                "tied": cfg.tied_embeddings, "context": context}
-    from engine.views import get_view
+    from engine.views import get_view, params_settings
+    settings = params_settings(cfg, name or "custom", context)
     return _emit([(get_view("params"), params_result(cfg, context, published, settings))], False, lang)

@@ -1,5 +1,7 @@
 """How a raw engine value is written on screen, in either language."""
 
+from rich.cells import cell_len
+
 UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 
 
@@ -58,7 +60,6 @@ NO_LINE_END = set("（「『《〈")
 
 
 def _is_wide(ch: str) -> bool:
-    from rich.cells import cell_len
     return cell_len(ch) == 2
 
 
@@ -81,8 +82,6 @@ def _atoms(text: str) -> list[str]:
 def wrap_cells(text: str, width: int) -> list[str]:
     """Wrap one paragraph to `width` terminal cells: between words, or between any two CJK characters,
     never putting a closing mark at the start of a line or an opening one at its end."""
-    from rich.cells import cell_len
-
     lines, line = [], []
 
     def used(parts):

@@ -55,7 +55,7 @@ def heat_style(weight) -> str:
 def render_result(result: Result, title: str, lang: str, width: int = 80) -> Group:
     """A whole view: its title, its settings, its tables and its facts."""
     parts = [Text(title, style="bold underline"), *prose(settings_line(result.params), width, style="dim")]
-    return Group(*parts, *_tables(result, (), lang, width))
+    return Group(*parts, *render_tables(result, (), lang, width))
 
 
 def table_width(table, lang: str) -> int:
@@ -115,10 +115,19 @@ def dumps(obj) -> str:
     return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False)
 
 
+def fill(text: str, result: Result, lang: str) -> str:
+    """Replace {table.row.column}, {fact} and {setting} placeholders with the engine's values, formatted."""
+    from lessons.loader import PLACEHOLDER, lookup
+
+    def one(m):
+        value, fmt = lookup(result, m.group(1))
+        return format_value(value, fmt, lang)
+    return PLACEHOLDER.sub(one, text)
+
+
 def render_lesson(lesson, lang: str, width: int = 80) -> Group:
     """A lesson as a person reads it: each step's prose and tables, then the experiments and pitfalls."""
     from engine.views import VIEWS
-    from lessons.loader import fill
 
     t = (lambda en, zh: zh if lang == "zh" else en)
     parts = [Text(f"{lesson.order}. {lesson.title(lang)}", style="bold underline"), Text("")]
@@ -129,11 +138,11 @@ def render_lesson(lesson, lang: str, width: int = 80) -> Group:
                        style="bold"),
                   *prose(settings_line(result.params), width, style="dim")]
         parts += prose(fill(step.text(lang), result, lang), width)
-        parts += _tables(result, step.tables, lang, width)
+        parts += render_tables(result, step.tables, lang, width)
         if step.compare is not None:
             other = view.run({**step.params, **step.compare})
             parts += [Text(t("Beside it: ", "对照：") + settings_line(other.params), style="bold")]
-            parts += _tables(other, step.tables, lang, width)
+            parts += render_tables(other, step.tables, lang, width)
     if lesson.experiments:
         parts += [Text(t("Experiments", "实验"), style="bold underline")]
         for x in lesson.experiments:
@@ -159,7 +168,7 @@ def _block(table, lang, width=80):
     return Group(*parts)
 
 
-def _tables(result, keys, lang, width=80):
+def render_tables(result, keys, lang, width=80):
     """The tables (those in keys, or all), with runs of weight maps set side by side where they fit."""
     parts, run = [], []
 

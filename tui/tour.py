@@ -133,7 +133,7 @@ class Tour:
 
     def shown(self, result: Result) -> tuple:
         """What a step puts on screen from a result: its tables and its filled prose."""
-        from lessons.loader import fill
+        from .plain import fill
 
         tables = tuple(t for t in result.tables if not self.step.tables or t.key in self.step.tables)
         return tables, fill(self.step.text(self.lang), result, self.lang)

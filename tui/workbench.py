@@ -13,20 +13,6 @@ from engine.views import Param, Tr
 
 DTYPES = tuple(sizing.BYTES_PER_PARAM)
 CHART_CONTEXTS = (1024, 4096, 16384, 32768, 65536, 131072)
-SOURCES = {  # where each preset's published total comes from, for the preset's note
-    "llama2-7b": "Touvron et al. 2023 (Llama 2); keras-hub; llama.cpp",
-    "llama2-13b": "Touvron et al. 2023 (Llama 2); llama.cpp",
-    "llama2-70b": "Touvron et al. 2023 (Llama 2); llama.cpp",
-    "llama3-8b": "Meta Llama 3 model card; keras-hub",
-    "llama3-70b": "Meta Llama 3.1 70B model card (same shape as Llama 3 70B)",
-    "llama3.2-1b": "Meta Llama 3.2 model card",
-    "llama3.2-3b": "Meta Llama 3.2 model card",
-    "mistral-7b": "Mistral 7B v0.1 release; keras-hub",
-    "mistral-nemo-12b": "Mistral-Nemo-Base-2407 checkpoint",
-    "gemma-2b": "Gemma release (checkpoint vocabulary 256,000); keras-hub",
-    "gemma-7b": "Gemma release (checkpoint vocabulary 256,000); keras-hub",
-    "tinyllama-1.1b": "TinyLlama 1.1B checkpoint; llama.cpp",
-}
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,9 @@ from ..i18n import t
 from ..plain import PLAIN
 from ..widgets.flat import flatten
 from ..widgets.keybar import KeyBar
-from ..workbench import FIELDS, SOURCES, Workbench
+from engine.sizing import SOURCES
+
+from ..workbench import FIELDS, Workbench
 
 FIELDS_WIDTH = 27  # the fields column, as in app.tcss
 SUGGEST = {"preset": list(sizing.PRESETS), "weights": list(sizing.BYTES_PER_PARAM),

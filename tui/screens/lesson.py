@@ -15,7 +15,7 @@ from engine.views import fmt_value
 
 from ..format import wrap_text
 from ..i18n import t
-from ..plain import _tables, prose, settings_line, table_width
+from ..plain import fill, prose, render_tables, settings_line, table_width
 from ..widgets.flat import flatten
 from ..widgets.keybar import KeyBar
 
@@ -140,8 +140,7 @@ class LessonScreen(Screen):
                   lambda: wrap_text(hint, w - 2, "italic" if self._message else "dim"))
         pane_width, prose_width = self._widths(w)
         self._set("tables", ("tables", where, result, other, pane_width),
-                  lambda: flatten(self._tables(result, other, step, lang, pane_width), pane_width))
-        from lessons.loader import fill
+                  lambda: flatten(self._step_tables(result, other, step, lang, pane_width), pane_width))
         text = fill(step.text(lang), result, lang)
         self._set("prose", ("prose", text, prose_width), lambda: Group(*prose(text, prose_width)))
         self._set("experiments", ("experiments", where, tuple(sorted(tour.overrides().items())), str(result.params),
@@ -163,9 +162,9 @@ class LessonScreen(Screen):
         prose = prose_width(screen_width)
         return screen_width - prose - 3, prose - 4  # the prose pane also has a border
 
-    def _tables(self, result, other, step, lang, width):
+    def _step_tables(self, result, other, step, lang, width):
         if other is None:
-            return Group(*_tables(result, step.tables, lang, width))
+            return Group(*render_tables(result, step.tables, lang, width))
         head = Text(t("beside", lang, settings=settings_line(other.params)), style="bold")
         half = (width - 3) // 2
         if self.has_class("-wide") and all(
@@ -174,10 +173,10 @@ class LessonScreen(Screen):
             grid = Table.grid(padding=(0, 3))  # wide: the two variants side by side
             grid.add_column()
             grid.add_column()
-            grid.add_row(Group(Text(settings_line(result.params), style="bold"), *_tables(result, step.tables, lang, half)),
-                         Group(head, *_tables(other, step.tables, lang, half)))
+            grid.add_row(Group(Text(settings_line(result.params), style="bold"), *render_tables(result, step.tables, lang, half)),
+                         Group(head, *render_tables(other, step.tables, lang, half)))
             return grid
-        return Group(*_tables(result, step.tables, lang, width), head, *_tables(other, step.tables, lang, width))
+        return Group(*render_tables(result, step.tables, lang, width), head, *render_tables(other, step.tables, lang, width))
 
     def show_training(self, text) -> None:
         """The live-training panel: shown while a run is going or its result is up."""
