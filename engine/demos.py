@@ -199,13 +199,22 @@ def cat_demo(causal=False):  # -> [n_seq] weights of "sat"
 
 # --- SwiGLU -----------------------------------------------------------------------------
 
-def swiglu_demo(seed=DEMO_SEED, d=8, d_ff=8):  # -> [d_ff, 4]
-    """One token's hidden units: x·W_gate, silu of it, x·W_up, and the gated product that W_down reads."""
+@dataclass(frozen=True)
+class SwigluDemo:
+    units: np.ndarray   # [d_ff, 4] per hidden unit: x·W_gate, silu of it, x·W_up, the gated product
+    w_down: np.ndarray  # [d_ff, d] the rows the units add back to x
+    out: np.ndarray     # [d] what the FFN adds to x: the products times W_down
+
+
+def swiglu_demo(seed=DEMO_SEED, d=8, d_ff=8):
+    """One token's hidden units: x·W_gate, silu of it, x·W_up, the gated product, and W_down's rows."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(d)
     w_gate, w_up = rng.standard_normal((2, d, d_ff)) / np.sqrt(d)
+    w_down = rng.standard_normal((d_ff, d)) / np.sqrt(d_ff)
     gate, up = x @ w_gate, x @ w_up
-    return np.stack([gate, silu(gate), up, silu(gate) * up], axis=1)
+    units = np.stack([gate, silu(gate), up, silu(gate) * up], axis=1)
+    return SwigluDemo(units, w_down, units[:, 3] @ w_down)
 
 
 # --- attention weights are not explanations ---------------------------------------------

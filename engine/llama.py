@@ -34,20 +34,28 @@ class ForwardTrace:
     probs: np.ndarray     # [n_vocab] next-token probabilities at the last position
 
 
-def init_weights(cfg: TinyConfig, seed=DEMO_SEED):
-    """Seeded weights: matrices N(0, 1/fan_in), the residual branches' outputs scaled by 1/√(2·n_layer)."""
-    rng = np.random.default_rng(seed)
-    d, f = cfg.d_model, cfg.d_ff
-    branch = 1.0 / np.sqrt(2 * cfg.n_layer)  # keeps the stream's norm from growing with depth
+BRANCH_GAIN = 1.0 / np.sqrt(8)  # scales each residual branch's output, as 1/sqrt(2 n_layer) would for 4 layers
 
-    def mat(n_in, n_out, gain=1.0):
+
+def init_weights(cfg: TinyConfig, seed=DEMO_SEED):
+    """Seeded weights: matrices N(0, 1/fan_in), the residual branches' outputs scaled by BRANCH_GAIN.
+
+    The embedding, the output head and each layer draw from their own stream of one seed, and the
+    gain does not depend on depth, so a deeper stack is the same stack with more layers on top."""
+    d, f = cfg.d_model, cfg.d_ff
+    embed_rng, out_rng, *layer_rngs = np.random.SeedSequence(seed).spawn(2 + cfg.n_layer)
+
+    def mat(rng, n_in, n_out, gain=1.0):
         return rng.standard_normal((n_in, n_out)) / np.sqrt(n_in) * gain
 
-    layers = [dict(wq=mat(d, d), wk=mat(d, d), wv=mat(d, d), wo=mat(d, d, branch),
-                   w_gate=mat(d, f), w_up=mat(d, f), w_down=mat(f, d, branch),
-                   norm_attn=np.ones(d), norm_ffn=np.ones(d)) for _ in range(cfg.n_layer)]
-    return dict(embed=rng.standard_normal((cfg.n_vocab, d)), layers=layers,
-                norm_final=np.ones(d), out=mat(d, cfg.n_vocab))
+    layers = []
+    for ss in layer_rngs:
+        rng = np.random.default_rng(ss)
+        layers.append(dict(wq=mat(rng, d, d), wk=mat(rng, d, d), wv=mat(rng, d, d), wo=mat(rng, d, d, BRANCH_GAIN),
+                           w_gate=mat(rng, d, f), w_up=mat(rng, d, f), w_down=mat(rng, f, d, BRANCH_GAIN),
+                           norm_attn=np.ones(d), norm_ffn=np.ones(d)))
+    return dict(embed=np.random.default_rng(embed_rng).standard_normal((cfg.n_vocab, d)), layers=layers,
+                norm_final=np.ones(d), out=mat(np.random.default_rng(out_rng), d, cfg.n_vocab))
 
 
 def self_attention(x, w, n_head):  # [n_seq, d_model] -> [n_seq, d_model]

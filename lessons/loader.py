@@ -5,24 +5,28 @@ says how to fix it. The loader collects all the problems of a folder before it r
 author sees them at once. See lessons/README.md for the format.
 """
 
+import itertools
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import EngineError
-from engine.views import VIEWS, Result, Tr
+from engine.views import VIEWS, Tr
+
+from .template import TemplateError, lookup, pieces, structure_problems
 
 FORMAT_VERSION = 1
 LANGS = ("zh", "en")
 SHIPPED = Path(__file__).resolve().parent
 FILE_NAME = re.compile(r"^(\d\d)-([a-z][a-z0-9-]*)\.toml$")
-PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 LESSON_KEYS = ("format_version", "id", "order", "title", "steps", "experiments", "pitfalls")
-STEP_KEYS = ("id", "title", "text", "view", "params", "compare", "tables")
+STEP_KEYS = ("id", "title", "text", "view", "params", "compare", "tables", "rows", "hints")
 EXPERIMENT_KEYS = ("key", "title", "text", "param", "values", "action")
 ACTIONS = ("train-live",)  # named things the app can do on a key; a lesson names one, it never holds code
+ACTION_VIEWS = {"train-live": ("tiny-heads",)}  # the views whose steps an action belongs to
 PITFALL_KEYS = ("text",)
 
 
@@ -35,6 +39,12 @@ class Step:
     params: dict
     compare: dict | None = None     # a second variant of the same view, shown beside the first
     tables: tuple[str, ...] = ()    # which of the view's tables to show; empty means all
+    rows: dict = field(default_factory=dict)   # table key -> the row indices to show (negative: from the end)
+    hints: dict = field(default_factory=dict)  # experiment key -> Tr: what to look for on this step
+
+    def hint(self, experiment, lang: str) -> str:
+        """What to look for after pressing the experiment's key on this step."""
+        return (self.hints.get(experiment.key) or experiment.text)(lang)
 
 
 @dataclass(frozen=True)
@@ -102,7 +112,7 @@ class _Checker:
                 self.error(f"unknown key {key!r}", f"use only {', '.join(allowed)}", f"{where}{key}")
 
     def text(self, table, name, where=""):
-        """A {zh, en} text; empty strings and missing languages are errors."""
+        """A {zh, en} text; empty strings, missing languages and unbalanced {if} blocks are errors."""
         value = table.get(name)
         fld = f"{where}{name}"
         if not isinstance(value, dict):
@@ -114,6 +124,10 @@ class _Checker:
         for lang in LANGS:
             if not isinstance(value.get(lang), str) or not value[lang].strip():
                 self.error(f"the {lang} text is missing or empty", f'add {name}.{lang} = "…"', f"{fld}.{lang}")
+                continue
+            for problem in structure_problems(value[lang]):
+                self.error(problem, "close every {if NAME} with {end}, with at most one {else} between",
+                           f"{fld}.{lang}")
         return Tr(str(value.get("en", "")).strip(), str(value.get("zh", "")).strip())
 
     def view_params(self, view_id, params, fld):
@@ -162,6 +176,7 @@ def parse_lesson(path: Path) -> tuple[Lesson | None, list[LessonError]]:
 
     steps = _steps(c, data.get("steps"))
     experiments = _experiments(c, data.get("experiments", []), steps)
+    _check_hints(c, steps, experiments)
     pitfalls = []
     raw_pitfalls = data.get("pitfalls", [])
     if not isinstance(raw_pitfalls, list):
@@ -199,7 +214,23 @@ def _steps(c: _Checker, raw):
         if not isinstance(tables, list) or not all(isinstance(t, str) for t in tables):
             c.error("must be a list of table keys", 'write tables = ["…"]', "tables")
             tables = []
-        steps.append(Step(sid or "", title, text, view, params, compare, tuple(tables)))
+        rows = s.get("rows", {})
+        if not isinstance(rows, dict) or not all(
+                isinstance(v, list) and v and all(isinstance(i, int) and not isinstance(i, bool) for i in v)
+                for v in rows.values()):
+            c.error("must map table keys to lists of row numbers", 'write rows = { items = [0, -2, -1] }', "rows")
+            rows = {}
+        for key in rows:
+            if tables and key not in tables:
+                c.error(f"table {key!r} is not among the step's tables", f"use one of: {', '.join(tables)}",
+                        f"rows.{key}")
+        hints = s.get("hints", {})
+        if not isinstance(hints, dict):
+            c.error("must be a table of experiment keys", 'write hints.1.en = "…" and hints.1.zh = "…"', "hints")
+            hints = {}
+        hints = {key: c.text(hints, key, "hints.") for key in hints}
+        steps.append(Step(sid or "", title, text, view, params, compare, tuple(tables),
+                          {k: tuple(v) for k, v in rows.items()}, hints))
     c.step_id = None
     return steps
 
@@ -253,6 +284,29 @@ def _experiments(c: _Checker, raw, steps):
     return experiments
 
 
+def applies(experiment: Experiment, step: Step) -> bool:
+    """Whether an experiment's key can change this step: its view takes the parameter, or it is an action
+    whose view this is."""
+    if experiment.action is not None:
+        return step.view in ACTION_VIEWS.get(experiment.action, ())
+    return experiment.param in {p.name for p in VIEWS[step.view].params} if step.view in VIEWS else False
+
+
+def _check_hints(c: _Checker, steps, experiments) -> None:
+    """A step's own hint must belong to a key that works on that step."""
+    by_key = {x.key: x for x in experiments}
+    for step in steps:
+        c.step_id = step.id
+        for key in step.hints:
+            x = by_key.get(key)
+            if x is None:
+                c.error(f"no experiment has key {key!r}", f"use one of: {', '.join(by_key) or 'none'}", f"hints.{key}")
+            elif not applies(x, step):
+                c.error(f"experiment {key!r} does not change this step", "remove the hint, or give it to a step that "
+                        f"shows {x.param or x.action}", f"hints.{key}")
+    c.step_id = None
+
+
 def _line_of(message: str) -> int | None:
     m = re.search(r"line (\d+)", message)
     return int(m.group(1)) if m else None
@@ -298,65 +352,86 @@ def step_settings(step: Step, overrides: dict | None = None) -> dict:
     return {**step.params, **{k: v for k, v in (overrides or {}).items() if k in names}}
 
 
-def lookup(result: Result, ref: str):
-    """The raw value and format a placeholder names; KeyError when it names nothing."""
-    parts = ref.split(".")
-    if len(parts) == 1:
-        for fact in result.facts:
-            if fact.key == parts[0]:
-                return fact.value, fact.fmt
-        if parts[0] in result.params:  # a setting, such as {draws}: written as the settings line writes it
-            from engine.views import fmt_value
-            return fmt_value(result.params[parts[0]]), "text"
-        raise KeyError(f"no fact or setting {ref!r}")
-    if len(parts) != 3:
-        raise KeyError(f"{ref!r} is neither a fact nor table.row.column")
-    tables = {t.key: t for t in result.tables}
-    table = tables.get(parts[0])
-    if table is None:
-        raise KeyError(f"no table {parts[0]!r}")
-    cols = [c.key for c in table.columns]
-    if not parts[1].isdigit() or int(parts[1]) >= len(table.rows) or parts[2] not in cols:
-        raise KeyError(f"no cell {ref!r}")
-    col = cols.index(parts[2])
-    return table.rows[int(parts[1])][col], table.columns[col].fmt
+MAX_VARIANTS = 512  # beyond this many combinations, each value is checked alone
+
+
+def variants(lesson: Lesson, step: Step) -> list[dict]:
+    """Every combination of experiment values a learner can reach on this step, as overrides; {} first.
+    Each key is either unpressed (the step's own value) or at one of its values."""
+    axes = {}
+    for x in lesson.experiments:
+        if x.action is None and applies(x, step):
+            axes.setdefault(x.param, [None]).extend(v for v in x.values if v not in axes.get(x.param, ()))
+    names = list(axes)
+    if math.prod(len(v) for v in axes.values()) <= MAX_VARIANTS:
+        combos = itertools.product(*axes.values())
+    else:
+        combos = [tuple(value if i == j else None for j in range(len(names)))
+                  for i, name in enumerate(names) for value in axes[name]]
+    out = []
+    for combo in combos:
+        overrides = {name: value for name, value in zip(names, combo) if value is not None}
+        if overrides not in out:
+            out.append(overrides)
+    return out
+
+
+def texts(lesson: Lesson, step: Step) -> list[tuple[str, Tr]]:
+    """Every text a step fills from its view: the prose, and the hint of each key that works on it."""
+    out = [("text", step.text)]
+    for x in lesson.experiments:
+        if applies(x, step):
+            fld = f"hints.{x.key}" if x.key in step.hints else f"experiments[{x.key}].text"
+            out.append((fld, step.hints.get(x.key) or x.text))
+    return out
 
 
 def check_deep(lesson: Lesson) -> list[LessonError]:
-    """Run every step through the engine at its settings and at each experiment value; check every placeholder."""
-    errors = []
+    """Run every step through the engine at every reachable setting; check every placeholder, condition and row."""
+    errors, seen = [], set()
 
-    def err(step, message, fix, fld):
-        errors.append(LessonError(lesson.path, message, fix, lesson.id, step.id, fld))
+    def err(step, message, fix, fld, at=""):
+        if (step.id, fld, message) not in seen:  # once, at the first setting where it shows
+            seen.add((step.id, fld, message))
+            errors.append(LessonError(lesson.path, message + at, fix, lesson.id, step.id, fld))
 
     for step in lesson.steps:
-        variants = [({}, "params")]
-        variants += [({x.param: v}, f"experiments[{x.key}].values") for x in lesson.experiments for v in x.values
-                     if x.action is None and x.param in {p.name for p in VIEWS[step.view].params}]
-        for overrides, fld in variants:
-            for base, name in ((step.params, fld), ({**step.params, **(step.compare or {})}, "compare")):
+        for overrides in variants(lesson, step):
+            for base, name in ((step.params, "params"), ({**step.params, **(step.compare or {})}, "compare")):
                 if name == "compare" and step.compare is None:
                     continue
+                at = " at " + ", ".join(f"{k}={v}" for k, v in overrides.items()) if overrides else ""
                 try:
                     result = VIEWS[step.view].run({**base, **overrides})
                 except EngineError as e:
-                    err(step, f"the engine refuses it: {e.en}", "choose values the view accepts", name)
+                    err(step, f"the engine refuses it: {e.en}", "choose values the view accepts", name, at)
                     continue
-                keys = {t.key for t in result.tables}
+                tables = {t.key: t for t in result.tables}
                 for t in step.tables:
-                    if t not in keys:
-                        err(step, f"view {step.view!r} has no table {t!r}", f"use some of: {', '.join(sorted(keys))}",
+                    if t not in tables:
+                        err(step, f"view {step.view!r} has no table {t!r}", f"use some of: {', '.join(sorted(tables))}",
                             "tables")
-                for lang in LANGS:
-                    for ref in PLACEHOLDER.findall(step.text(lang)):
+                for key, indices in step.rows.items():
+                    n = len(tables[key].rows) if key in tables else 0
+                    if key not in tables:
+                        err(step, f"view {step.view!r} has no table {key!r}", f"use some of: {', '.join(sorted(tables))}",
+                            f"rows.{key}")
+                    elif any(not -n <= i < n for i in indices):
+                        err(step, f"table {key!r} has {n} rows", f"use row numbers from {-n} to {n - 1}",
+                            f"rows.{key}", at)
+                for fld, text in texts(lesson, step):
+                    for lang in LANGS:
                         try:
-                            lookup(result, ref)
-                        except KeyError as e:
-                            err(step, f"placeholder {{{ref}}}: {e.args[0]}",
-                                "name a fact, a setting, or table.row.column of the step's view (`xf-tour print VIEW --json`)",
-                                f"text.{lang}")
-    unique = []
-    for e in errors:  # the same bad placeholder would repeat for every experiment value
-        if str(e) not in map(str, unique):
-            unique.append(e)
-    return unique
+                            refs = [ref for ref, is_ref in pieces(text(lang), result) if is_ref]
+                        except TemplateError as e:
+                            err(step, str(e), "name a true-or-false fact or setting of the step's view "
+                                "(`xf-tour print VIEW --json`)", f"{fld}.{lang}", at)
+                            continue
+                        for ref in refs:
+                            try:
+                                lookup(result, ref)
+                            except KeyError as e:
+                                err(step, f"placeholder {{{ref}}}: {e.args[0]}",
+                                    "name a fact, a setting, or table.row.column of the step's view "
+                                    "(`xf-tour print VIEW --json`)", f"{fld}.{lang}", at)
+    return errors

@@ -17,7 +17,7 @@ VARIANTS = [(v, {}) for v in VIEWS] + [
     ("positional", {"base": "100"}), ("positional", {"d": "64", "n": "12"}), ("attention", {"d": "4096"}),
     ("attention", {"causal": "on"}), ("heads", {"heads": "8"}), ("cat", {"causal": "on"}),
     ("residual", {"residual": "off"}), ("permutation", {"positions": "on"}), ("params", {"preset": "gemma-7b"}),
-    ("kvcache", {"kv_heads": "8", "context": "32768"}), ("ffn", {"multiplier": "1.3", "multiple_of": "1024"}),
+    ("kvcache", {"kv_heads": "8", "context": "32768"}), ("ffn-width", {"multiplier": "1.3", "multiple_of": "1024"}), ("swiglu", {"seed": "2"}),
 ]
 
 
@@ -143,7 +143,7 @@ def test_mask_refuses_sizes_that_would_not_fit(settings):
 
 def test_the_ffn_rule_refuses_a_width_of_zero():
     with pytest.raises(engine.ParamError, match="no FFN units"):
-        engine.run_view("ffn", {"multiplier": "1e-300"})
+        engine.run_view("ffn-width", {"multiplier": "1e-300"})
 
 
 @pytest.mark.parametrize("raw", ["１２", "1_000", "10,000", "1e400", "nan", "inf", "", "0x10", "2.5"])

@@ -25,12 +25,14 @@ class XfTourApp(App):
     def __init__(self, tour: Tour, store: Store, lesson: str | None = None, bench=None):
         super().__init__()
         self.tour, self.store, self._open, self._bench = tour, store, lesson, bench
+        self._training = None  # the live run of the heads lesson: running, stop, lines
 
     def on_mount(self) -> None:
         if self._bench is not None:  # xf-tour calc: the workbench on its own
             from .screens.calc import CalcScreen
             self.push_screen(CalcScreen(self._bench, standalone=True))
             return
+        self._resumed = self._open is None and self.tour.progress.lesson is not None
         if self._open is not None:
             self.tour.goto(self._open)
         else:
@@ -39,14 +41,18 @@ class XfTourApp(App):
         self.call_after_refresh(self._first_save)  # the first frame need not wait for the disk
 
     def _first_save(self) -> None:
-        """Record where the tour opened; say in one line if the progress was broken or cannot be kept."""
+        """Record where the tour opened; say in one line if it resumed, or if the progress was broken or
+        cannot be kept."""
         lang, problem = self.tour.lang, self.store.problem
         notice = t(f"progress_{problem}", lang, path=self.store.path) if problem else None
+        if notice is None and self._resumed:
+            notice = t("resuming", lang, order=self.tour.lesson.order, title=self.tour.lesson.title(lang),
+                       step=self.tour.step_index + 1)
         if not self.save() and notice is None:
             notice = t("progress_unwritable", lang, path=self.store.folder)
         screen = self.lesson_screen()
         if notice and screen is not None:
-            screen.redraw(notice)
+            screen.say(tail=notice)
 
     def action_command_palette(self) -> None:
         """Open the palette of lessons and steps, its prompt in the learner's language."""
@@ -56,27 +62,38 @@ class XfTourApp(App):
     # --- live training (the heads lesson) --------------------------------------------------
 
     def training_running(self) -> bool:
-        return getattr(self, "_training", None) is not None and self._training["running"]
+        return self._training is not None and self._training["running"]
+
+    def training_panel(self):
+        """The live-training panel's text, or None when no run is going or finished."""
+        if self._training is None:
+            return None
+        from .page import training_panel
+        return training_panel(self._training["lines"])
 
     def toggle_training(self) -> None:
         """Start training the big tiny Llama in a worker thread; stop it; or close the finished panel."""
-        state = getattr(self, "_training", None)
+        state = self._training
         if state is not None and state["running"]:
             state["stop"] = True
             return
         if state is not None:  # a finished run: close its panel
             self._training = None
-            self._show_training(None)
+            self._redraw_lessons()
             return
-        self._training = {"running": True, "stop": False, "text": None}
-        self._show_training(Text(t("training_off", self.tour.lang)))
+        self._training = {"running": True, "stop": False, "lines": [t("training_start", self.tour.lang)]}
+        self._redraw_lessons()
         self.run_worker(self._train_in_thread, thread=True, exclusive=True, group="train")
 
-    def _show_training(self, text) -> None:
+    def _redraw_lessons(self) -> None:
         screen = self.lesson_screen()
         if screen is not None:
-            screen.show_training(text)
             screen.redraw()
+
+    def _show_training(self, lines: list[str]) -> None:
+        if self._training is not None:
+            self._training["lines"] = lines
+            self._redraw_lessons()
 
     def _train_in_thread(self) -> None:
         """Runs in a worker thread: trains the big config in memory only; never writes a file."""
@@ -84,36 +101,35 @@ class XfTourApp(App):
 
         from engine import corpus, tiny
 
-        state, cfg, lang = self._training, tiny.CONFIGS["big"], self.tour.lang
+        state, cfg = self._training, tiny.CONFIGS["big"]
         probe = corpus.draw(200, 1, "held-out")
         last, reading, started = 0.0, {"agr": "-", "spread": "-", "layers": []}, time.perf_counter()
 
         def on_step(step, loss, w):
             nonlocal last
             now = time.perf_counter()
-            if now - last < 0.3 and step != cfg.steps - 1:  # a few updates a second is enough to watch
+            if now - last < 0.5 and step != cfg.steps - 1:  # two updates a second is enough to watch
                 return
             last = now
             e = tiny.evaluate(w, cfg, probe)
             reading.update(agr=f"{e['agreement']:.3f}", spread=f"{tiny.spread(e['head_entropy']):.2f}",
                            layers=e["head_entropy"])
-            self.call_from_thread(self._show_training, self._training_text(cfg, step + 1, loss, reading, lang))
+            left = (now - started) / (step + 1) * (cfg.steps - step - 1)
+            self.call_from_thread(self._show_training, self._training_lines(cfg, step + 1, loss, reading, left))
 
         tiny.train(cfg, seed=0, on_step=on_step, stop=lambda: state["stop"], n_eval=200)
         state["running"] = False
         key = "training_stopped" if state["stop"] else "training_done"
-        note = t(key, lang, s=time.perf_counter() - started)
-        self.call_from_thread(self._show_training, Text.assemble(state.get("last", Text("")), "\n", (note, "bold")))
+        lines = list(state["lines"][:2]) + [t(key, self.tour.lang, s=time.perf_counter() - started)]
+        self.call_from_thread(self._show_training, lines)
 
-    def _training_text(self, cfg, step, loss, reading, lang):
-        text = Text(t("training_line", lang, name="big (d=64, 4x8 heads)", step=step, total=cfg.steps, loss=loss,
-                      agr=reading["agr"], spread=reading["spread"]), style="bold")
+    def _training_lines(self, cfg, step, loss, reading, left) -> list[str]:
+        lang = self.tour.lang
         filled = round(20 * step / cfg.steps)
-        text.append("\n" + "#" * filled + "." * (20 - filled))
-        for i, layer in enumerate(reading["layers"], 1):
-            text.append("\n" + t("training_layer", lang, i=i) + " " + " ".join(f"{e:.2f}" for e in layer))
-        self._training["last"] = text
-        return text
+        ranges = "  ".join(f"{i}: {min(layer):.2f}-{max(layer):.2f}" for i, layer in enumerate(reading["layers"], 1))
+        return [t("training_line", lang, step=step, total=cfg.steps, loss=loss, agr=reading["agr"]),
+                "#" * filled + "." * (20 - filled) + "  " + t("training_left", lang, s=left, spread=reading["spread"]),
+                t("training_layers", lang, ranges=ranges)]
 
     def action_quit_saving(self) -> None:
         """Quit at once, keeping the learner's place."""
@@ -138,7 +154,7 @@ class XfTourApp(App):
         self.save()
         screen = self.lesson_screen()
         if screen is not None:
-            screen.redraw(message="")
+            screen.arrived()
 
     def set_language(self, lang: str) -> None:
         """Switch every text in place; the step and the settings stay."""
@@ -146,8 +162,10 @@ class XfTourApp(App):
         if self._bench is None:
             self.save()
         for screen in self.screen_stack:
-            if hasattr(screen, "redraw"):
-                screen.redraw(message="")
+            if isinstance(screen, LessonScreen):
+                screen.say()
+            elif hasattr(screen, "redraw"):
+                screen.redraw()
 
     def open_overview(self) -> None:
         """Show the lessons and the progress in each."""

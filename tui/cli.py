@@ -232,7 +232,7 @@ def cmd_lessons(args, lang) -> int:
     if args.json:
         from .plain import dumps
         print(dumps([{"id": x.id, "order": x.order, "title": {"zh": x.title.zh, "en": x.title.en},
-                      "steps": len(x.steps), "experiments": len(x.experiments)} for x in lessons]))
+                      "steps": len(x.steps) + 1, "experiments": len(x.experiments)} for x in lessons]))
         return 0
     for x in lessons:
         print(f"{x.order:>2}  {x.id:<15} {len(x.steps)} {'步' if lang == 'zh' else 'steps'}  "
@@ -248,6 +248,9 @@ def cmd_check_lessons(args, lang) -> int:
     lessons, errors = load_lessons(folder, strict=False)
     for lesson in lessons:
         errors += check_deep(lesson)
+    if not errors:  # every step laid out at 80x24, as the app lays it out: nothing may scroll
+        from .page import fit_problems
+        errors += fit_problems(lessons)
     for e in errors:
         print(e, file=sys.stderr)
     if errors:

@@ -38,7 +38,7 @@ def format_value(value, fmt: str, lang: str) -> str:
     if fmt == "sig3":  # three significant digits, but never an exponent
         return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
     if fmt == "pct":
-        return "<0.1 %" if 0 < value < 0.0005 else f"{value * 100:.1f} %"
+        return f"{value * 100:.1g} %" if 0 < value < 0.0005 else f"{value * 100:.1f} %"  # 0.004 %, not <0.1 %
     if fmt == "bytes":
         return human_bytes(value)
     if fmt == "mask":
@@ -57,57 +57,82 @@ def is_numeric(fmt: str) -> bool:
 # Punctuation that must not start a line, and openers that must not end one (Chinese line breaking).
 NO_LINE_START = set("，。、；：？！）」』》〉％")
 NO_LINE_END = set("（「『《〈")
+QUOTE_CELLS = 40  # a 「quoted phrase」 up to this wide is never split across lines
 
 
 def _is_wide(ch: str) -> bool:
     return cell_len(ch) == 2
 
 
-def _atoms(text: str) -> list[str]:
-    """Break points: a run of Latin letters and digits is one atom, each wide character is its own."""
-    atoms, word = [], ""
-    for ch in text:
+def _atoms(text: str) -> list[tuple[int, int]]:
+    """Break points as (start, end) offsets: a run of Latin letters and digits is one atom, each wide
+    character is its own, and a short 「quoted phrase」 is one."""
+    atoms, start, i = [], None, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "「":
+            close = text.find("」", i)
+            if close != -1 and cell_len(text[i:close + 1]) <= QUOTE_CELLS:
+                if start is not None:
+                    atoms.append((start, i))
+                    start = None
+                atoms.append((i, close + 1))
+                i = close + 1
+                continue
         if ch == " " or _is_wide(ch):  # ASCII punctuation stays with its word: 6.7e-16 is one atom
-            if word:
-                atoms.append(word)
-                word = ""
-            atoms.append(ch)
-        else:
-            word += ch
-    if word:
-        atoms.append(word)
+            if start is not None:
+                atoms.append((start, i))
+                start = None
+            atoms.append((i, i + 1))
+        elif start is None:
+            start = i
+        i += 1
+    if start is not None:
+        atoms.append((start, len(text)))
     return atoms
 
 
-def wrap_cells(text: str, width: int) -> list[str]:
-    """Wrap one paragraph to `width` terminal cells: between words, or between any two CJK characters,
-    never putting a closing mark at the start of a line or an opening one at its end."""
-    lines, line = [], []
+def wrap_spans(text: str, width: int) -> list[tuple[int, int]]:
+    """Wrap one paragraph to `width` terminal cells, as (start, end) offsets of each line: between words,
+    or between any two CJK characters, never putting a closing mark at the start of a line or an
+    opening one at its end. Spaces at a line's ends are left out."""
+    lines, line = [], []  # line: atoms (start, end)
 
-    def used(parts):
-        return cell_len("".join(parts))
+    def cells(parts):
+        return cell_len(text[parts[0][0]:parts[-1][1]]) if parts else 0
+
+    def close(parts):
+        while parts and text[parts[-1][0]:parts[-1][1]] == " ":
+            parts = parts[:-1]
+        if parts:
+            lines.append((parts[0][0], parts[-1][1]))
 
     for atom in _atoms(text):
-        if atom == " " and not line:
+        word = text[atom[0]:atom[1]]
+        if word == " " and not line:
             continue
-        if used(line) + cell_len(atom) <= width or not line:
+        if not line or cell_len(text[line[0][0]:atom[1]]) <= width:
             line.append(atom)
             continue
         carry = []
-        if atom in NO_LINE_START:  # take the previous character down with the mark
-            while line and (line[-1] in NO_LINE_START or not carry) and len(line) > 1:
+        if word in NO_LINE_START:  # take the previous character down with the mark
+            while line and (text[line[-1][0]:line[-1][1]] in NO_LINE_START or not carry) and len(line) > 1:
                 carry.insert(0, line.pop())
-                if carry[0] not in NO_LINE_START:
+                if text[carry[0][0]:carry[0][1]] not in NO_LINE_START:
                     break
-        while line and line[-1] in NO_LINE_END and len(line) > 1:
+        while line and text[line[-1][0]:line[-1][1]] in NO_LINE_END and len(line) > 1:
             carry.insert(0, line.pop())
-        lines.append("".join(line).rstrip())
-        line = [a for a in carry + [atom] if a != " " or carry]
-        if line and line[0] == " ":
+        close(line)
+        line = carry + [atom]
+        while line and text[line[0][0]:line[0][1]] == " ":
             line.pop(0)
-    if line:
-        lines.append("".join(line).rstrip())
+    close(line)
     return lines
+
+
+def wrap_cells(text: str, width: int) -> list[str]:
+    """Wrap one paragraph to `width` terminal cells (see wrap_spans)."""
+    return [text[a:b] for a, b in wrap_spans(text, width)]
 
 
 def wrap_text(text: str, width: int, style: str = ""):
@@ -115,3 +140,22 @@ def wrap_text(text: str, width: int, style: str = ""):
     from rich.text import Text
 
     return Text("\n".join(wrap_cells(text, max(10, width))), style=style)
+
+
+def _cjk(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf"
+
+
+def space_cjk(text: str, marks: list | None = None) -> tuple[str, list]:
+    """A space between a Chinese character and a Latin letter or digit, either way round, as Chinese
+    typesetting asks: 「是 2 层」, not 「是2 层」. `marks` (one per character) gets a False for each added space."""
+    marks = list(marks) if marks is not None else [False] * len(text)
+    out, out_marks = [], []
+    for i, ch in enumerate(text):
+        if out and ((_cjk(out[-1]) and ch.isascii() and ch.isalnum()) or
+                    (_cjk(ch) and out[-1].isascii() and out[-1].isalnum())):
+            out.append(" ")
+            out_marks.append(False)
+        out.append(ch)
+        out_marks.append(marks[i])
+    return "".join(out), out_marks

@@ -13,25 +13,44 @@ TEXTS = {
     "open": ("open", "打开"),
     "step": ("step {i}/{n}", "第 {i}/{n} 步"),
     "lesson": ("lesson {i}/{n}", "第 {i}/{n} 课"),
-    "experiments": ("Experiments", "实验"),
     "train_key": ("train", "训练"),
-    "training_on": ("running: press again to stop", "进行中：再按一次停止"),
-    "training_off": ("trains in the background, about 30 s", "在后台训练，约 30 秒"),
-    "training_line": ("Training {name}: step {step}/{total}  loss {loss:.3f}  agreement {agr}  head spread {spread}",
-                      "训练 {name}：第 {step}/{total} 步  损失 {loss:.3f}  一致率 {agr}  头熵之比 {spread}"),
-    "training_done": ("Finished in {s:.0f} s. The shipped weights are untouched. Press the key again to close.",
-                      "用时 {s:.0f} 秒训练完成。随附的权重没有被改动。再按一次这个键关闭。"),
-    "training_stopped": ("Stopped. The shipped weights are untouched. Press the key again to close.",
-                         "已停止。随附的权重没有被改动。再按一次这个键关闭。"),
-    "training_layer": ("layer {i} head entropies:", "第 {i} 层各头的熵："),
+    "train_stop": ("stop", "停止"),
+    "training_start": ("Training big (d=64, 4 layers x 8 heads), in memory only: starting...",
+                       "训练 big（d=64，4 层 x 8 个头），只在内存里：开始……"),
+    "training_line": ("Training big (d=64, 4x8 heads): step {step}/{total}, loss {loss:.3f}, agreement {agr}",
+                      "训练 big（d=64，4x8 个头）：第 {step}/{total} 步，损失 {loss:.3f}，一致率 {agr}"),
+    "training_left": ("about {s:.0f} s left; head entropy spread {spread}", "约剩 {s:.0f} 秒；头熵之比 {spread}"),
+    "training_layers": ("entropy per layer, lowest-highest head: {ranges}", "每层各头的熵，最低-最高：{ranges}"),
+    "training_done": ("Finished in {s:.0f} s; the shipped weights are untouched. Press the key again to close.",
+                      "用时 {s:.0f} 秒训练完成；随附的权重没有被改动。再按一次这个键关闭。"),
+    "training_stopped": ("Stopped after {s:.0f} s; the shipped weights are untouched. Press the key again to close.",
+                         "{s:.0f} 秒后停止；随附的权重没有被改动。再按一次这个键关闭。"),
     "computing": ("Computing: 1,000 random draws for each d take a moment...", "计算中：每个 d 要抽样 1,000 次，请稍候……"),
-    "hint": ("Press {keys} to run an experiment; each press moves to the next value.",
-             "按 {keys} 运行实验，每按一次换到下一个值。"),
-    "no_experiments": ("This lesson has no experiments.", "这一课没有实验。"),
-    "not_here": ("[{key}] {param} does not change what this step shows; it changes the steps that show {param}.",
-                 "[{key}] {param} 不影响这一步显示的内容；它只改变显示 {param} 的那些步骤。"),
+    "try": ("Try {keys}.", "试试 {keys}。"),
+    "try_more": (" Each press moves a setting on; what changed is underlined.",
+                 "每按一次，设置换到下一个值；变了的地方加下划线。"),
+    "no_experiments_here": ("No experiment changes this step: n goes on, c shows the code.",
+                            "这一步没有可做的实验：按 n 继续，按 c 看代码。"),
+    "not_here": ("[{key}] {param} is not part of this step; it changes the steps that show {param}.",
+                 "[{key}] {param} 不属于这一步；它只改变显示 {param} 的那些步骤。"),
+    "not_here_action": ("[{key}] works on the step that shows the trained heads pulling apart.",
+                        "[{key}] 只在展示训练后各头分化的那一步起作用。"),
+    "no_change": ("[{key}] the next value of {param} would show the same numbers here.",
+                  "[{key}] {param} 换到下一个值，这里显示的数字也不会变。"),
     "no_key": ("Key {key} is not bound in this lesson.", "这一课没有绑定 {key} 键。"),
-    "pressed": ("[{key}] {param}={value}: {text}", "[{key}] {param}={value}：{text}"),
+    "nothing_hidden": ("This step already shows every table and row of its view.", "这一步已经显示了全部表格和行。"),
+    "no_code": ("This page has no engine code behind it.", "这一页背后没有引擎代码。"),
+    "all_rows": ("all rows", "全表"),
+    "all_rows_title": ("{view}: every table and row at these settings (Esc closes)",
+                       "{view}：当前设置下的全部表格和行（Esc 关闭）"),
+    "more_below": ("more below: Up/Down scrolls", "下面还有：用上下方向键滚动"),
+    "resuming": ("Resuming at lesson {order}, {title}, step {step}.", "从第 {order} 课「{title}」第 {step} 步继续。"),
+    "recap_done": ("Lesson complete: you have seen {seen} of its {n} pages.", "本课完成：{n} 页里你看过了 {seen} 页。"),
+    "recap_remember": ("Worth remembering:", "值得记住的几点："),
+    "recap_next": ("Next: lesson {order}, {title}. Press n.", "下一课：第 {order} 课「{title}」。按 n 继续。"),
+    "recap_last": ("That was the last lesson. Press o to revisit any lesson.", "这是最后一课。按 o 可以回到任意一课。"),
+    "recap_keys": ("This page sums up the lesson: p goes back, n goes on, o lists the lessons.",
+                   "这一页是本课小结：p 返回，n 继续，o 列出所有课程。"),
     "reset_done": ("Settings reset to the lesson's defaults.", "设置已恢复为这一课的默认值。"),
     "reset_none": ("Nothing to reset: no experiment key was pressed in this lesson.",
                    "无需复位：这一课还没有按过实验键。"),
@@ -46,7 +65,8 @@ TEXTS = {
                             "无法读取保存的进度（{path}），导览从头开始。"),
     "progress_unwritable": ("Progress cannot be saved in {path}; the tour runs on without saving.",
                             "无法在 {path} 保存进度，导览照常进行，但不会保存。"),
-    "beside": ("Beside it: {settings}", "对照：{settings}"),
+    "beside": ("Beside it, with {settings}:", "右边是对照，设置为 {settings}："),
+    "below": ("Below, with {settings}:", "下面是对照，设置为 {settings}："),
     "code_title": ("Code behind this table: {names}", "这张表背后的代码：{names}"),
     "overview_title": ("Lessons: Enter opens one, Esc goes back", "课程：回车打开，Esc 返回"),
     "steps_seen": ("{seen}/{n} steps seen", "已看 {seen}/{n} 步"),
@@ -54,27 +74,31 @@ TEXTS = {
     "help_body": (
         "n or Right   next step (across lessons)\n"
         "p or Left    previous step\n"
-        "1 to 9       run the lesson's experiments: each press moves to the next value\n"
+        "1 to 9       run the lesson's experiments: each press moves to the next value,\n"
+        "             and what it changed is underlined\n"
         "0            reset this lesson's experiment settings\n"
+        "t            every table and row of the step's view, where it shows only some\n"
         "c            show the engine code behind the current table\n"
         "l            switch between Chinese and English\n"
         "o            lessons and your progress\n"
         "w            the sizing workbench (params and kvcache lessons)\n"
         "Ctrl+P       jump to any lesson or step\n"
-        "Up, Down     scroll; Tab switches between tables and prose\n"
+        "Up, Down     scroll, where a page is longer than the window\n"
         "?            this help\n"
         "q            quit (your place is saved)\n"
         "Esc          close a window such as this one",
         "n 或 右方向键    下一步（可跨课程）\n"
         "p 或 左方向键    上一步\n"
-        "1 到 9           运行本课的实验：每按一次换到下一个值\n"
+        "1 到 9           运行本课的实验：每按一次换到下一个值，\n"
+        "                 变了的地方加下划线\n"
         "0                把本课的实验设置复位\n"
+        "t                只显示部分内容的步骤：查看全部表格和行\n"
         "c                查看当前表格背后的引擎代码\n"
         "l                在中文和英文之间切换\n"
         "o                课程列表和学习进度\n"
         "w                参数与内存计算器（params、kvcache 两课）\n"
         "Ctrl+P           跳到任意一课或任意一步\n"
-        "上、下方向键     滚动；Tab 在表格和正文之间切换\n"
+        "上、下方向键     页面比窗口长时滚动\n"
         "?                显示本帮助\n"
         "q                退出（会记住当前位置）\n"
         "Esc              关闭本窗口这类弹出窗口"),

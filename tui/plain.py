@@ -15,7 +15,9 @@ from rich.text import Text
 
 from engine.views import Result, fmt_value
 
-from .format import format_value, is_numeric, wrap_cells
+from .format import format_value, is_numeric, space_cjk, wrap_spans
+
+MARK = "underline"  # what the last experiment changed: an attribute, so it reads in 16 colours and NO_COLOR
 
 # A header rule of ASCII hyphens, no other lines: box-drawing characters are East Asian
 # ambiguous width and can double in CJK terminals, which would break the rows.
@@ -27,17 +29,39 @@ def settings_line(params: dict) -> str:
     return " ".join(f"{k}={fmt_value(v)}" for k, v in params.items())
 
 
-def render_table(table, lang: str) -> Table:
-    """One engine table as a Rich table."""
-    out = Table(box=PLAIN, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold")
+def render_table(table, lang: str, rule: bool = True, rows=None, marked=frozenset(), added=frozenset()) -> Table:
+    """One engine table as a Rich table. `rows`: the row indices to show, a "..." row standing for each
+    run left out; `marked`: (row, column) cells to underline; `added`: rows to underline whole. Without
+    `rule` the header is underlined instead of ruled, which saves a line on a small screen."""
+    out = Table(box=PLAIN if rule else None, show_edge=False, pad_edge=False, padding=(0, 1),
+                header_style="bold" if rule else "bold underline")
     for col in table.columns:
-        out.add_column(col.label(lang), justify="right" if is_numeric(col.fmt) else "left", overflow="fold")
-    for row in table.rows:
-        cells = [format_value(v, col.fmt, lang) for v, col in zip(row, table.columns)]
-        if table.heat:
-            cells = [cells[0]] + [Text(c, style=heat_style(v)) for c, v in zip(cells[1:], row[1:])]
+        out.add_column(Text(col.label(lang)), justify="right" if is_numeric(col.fmt) else "left", overflow="fold")
+    shown = range(len(table.rows)) if rows is None else rows
+    last = -1
+    for i in shown:
+        if i > last + 1:
+            out.add_row("...", *[""] * (len(table.columns) - 1), style="dim")
+        last = i
+        row = table.rows[i]
+        cells = []
+        for j, (value, col) in enumerate(zip(row, table.columns)):
+            style = heat_style(value) if table.heat and j else ""
+            if i in added or (i, j) in marked:
+                style = f"{style} {MARK}".strip()
+            cells.append(Text(format_value(value, col.fmt, lang), style=style))
         out.add_row(*cells)
+    if rows is not None and last < len(table.rows) - 1:
+        out.add_row("...", *[""] * (len(table.columns) - 1), style="dim")
     return out
+
+
+def shown_rows(table, picks) -> list[int] | None:
+    """The row indices a step's `rows` entry picks, in order, each once; None for every row."""
+    if picks is None:
+        return None
+    n = len(table.rows)
+    return sorted({i % n for i in picks if -n <= i < n})
 
 
 def heat_style(weight) -> str:
@@ -116,13 +140,25 @@ def dumps(obj) -> str:
 
 
 def fill(text: str, result: Result, lang: str) -> str:
-    """Replace {table.row.column}, {fact} and {setting} placeholders with the engine's values, formatted."""
-    from lessons.loader import PLACEHOLDER, lookup
+    """A lesson text at this result: conditions decided, placeholders replaced by the engine's values."""
+    return fill_marked(text, result, lang)[0]
 
-    def one(m):
-        value, fmt = lookup(result, m.group(1))
-        return format_value(value, fmt, lang)
-    return PLACEHOLDER.sub(one, text)
+
+def fill_marked(text: str, result: Result, lang: str, marked=frozenset()) -> tuple[str, list[bool]]:
+    """fill(), and for each character whether it belongs to a placeholder in `marked`."""
+    from lessons.template import lookup, pieces
+
+    out, marks = [], []
+    for piece, is_ref in pieces(text, result):
+        if is_ref:
+            value, fmt = lookup(result, piece)
+            piece_text = format_value(value, fmt, lang)
+        else:
+            piece_text = piece
+        out.append(piece_text)
+        marks += [is_ref and piece in marked] * len(piece_text)
+    flat = "".join(out)
+    return space_cjk(flat, marks) if lang == "zh" else (flat, marks)
 
 
 def render_lesson(lesson, lang: str, width: int = 80) -> Group:
@@ -161,16 +197,24 @@ def render_lesson(lesson, lang: str, width: int = 80) -> Group:
     return Group(*parts)
 
 
-def _block(table, lang, width=80):
-    parts = [Text(table.title(lang), style="bold"), render_table(table, lang)]
+def _block(table, lang, width=80, rule=True, rows=None, marked=frozenset(), added=frozenset()):
+    parts = [Text(table.title(lang), style="bold"), render_table(table, lang, rule, rows, marked, added)]
     if table.note is not None:
         parts += prose(table.note(lang), width, style="dim", gap=False)
     return Group(*parts)
 
 
-def render_tables(result, keys, lang, width=80):
-    """The tables (those in keys, or all), with runs of weight maps set side by side where they fit."""
+def render_tables(result, keys, lang, width=80, rule=True, rows=None, marks=None):
+    """The tables (those in keys, or all), with runs of weight maps set side by side where they fit.
+    `rows` maps a table key to the row indices to show; `marks`, when given, underlines what changed."""
     parts, run = [], []
+    rows = rows or {}
+
+    def block(table, w):
+        picked = shown_rows(table, rows.get(table.key))
+        marked = marks.cells_of(table.key) if marks is not None else frozenset()
+        added = marks.rows_of(table.key) if marks is not None else frozenset()
+        return _block(table, lang, w, rule, picked, marked, added)
 
     def flush():
         while run:  # as many weight maps on a line as the width allows
@@ -180,12 +224,12 @@ def render_tables(result, keys, lang, width=80):
                 line.append(run.pop(0))
                 used += 3 + max(table_width(line[-1], lang), cell_len(line[-1].title(lang)))
             if len(line) == 1:
-                parts.extend([_block(line[0], lang, width), Text("")])
+                parts.extend([block(line[0], width), Text("")])
                 continue
             grid = Table.grid(padding=(0, 3))
             for _ in line:
                 grid.add_column()
-            grid.add_row(*(_block(t, lang, max(table_width(t, lang), 20)) for t in line))
+            grid.add_row(*(block(t, max(table_width(t, lang), 20)) for t in line))
             parts.extend([grid, Text("")])
 
     for table in result.tables:
@@ -195,7 +239,7 @@ def render_tables(result, keys, lang, width=80):
             run.append(table)
             continue
         flush()
-        parts.extend([_block(table, lang, width), Text("")])
+        parts.extend([block(table, width), Text("")])
     flush()
     if not keys:
         colon = "：" if lang == "zh" else ": "
@@ -207,24 +251,49 @@ def render_tables(result, keys, lang, width=80):
 
 def join_lines(lines) -> str:
     """Join lines into one: with a space between Latin words, with nothing between CJK characters."""
-    from rich.cells import cell_len
+    return _join(list(lines), None)[0]
 
-    out = ""
-    for line in (ln.strip() for ln in lines):
+
+def _join(lines: list[str], marks: list[list[bool]] | None) -> tuple[str, list[bool]]:
+    out, out_marks = "", []
+    for k, raw in enumerate(lines):
+        line = raw.strip()
         if not line:
             continue
+        lead = len(raw) - len(raw.lstrip())
         if out and not (cell_len(out[-1]) == 2 or cell_len(line[0]) == 2):
             out += " "
+            out_marks.append(False)
         out += line
-    return out
+        out_marks += marks[k][lead:lead + len(line)] if marks is not None else [False] * len(line)
+    return out, out_marks
 
 
-def prose(text: str, width: int, indent: int = 0, style: str = "", gap: bool = True) -> list[Text]:
-    """Paragraphs (split on blank lines) wrapped to width cells, CJK-aware; a blank line after each when gap."""
-    out = []
-    for para in text.strip().split("\n\n"):
-        flat = join_lines(para.splitlines())
-        out += [Text(" " * indent + line, style=style) for line in wrap_cells(flat, width - indent)]
+def prose(text: str, width: int, indent: int = 0, style: str = "", gap: bool = True, marks=None) -> list[Text]:
+    """Paragraphs (split on blank lines) wrapped to width cells, CJK-aware; a blank line after each when gap.
+    `marks`, one per character of text, underlines the characters that are True."""
+    marks = marks if marks is not None else [False] * len(text)
+    out, pos = [], 0
+    for para in text.split("\n\n"):
+        start, pos = pos, pos + len(para) + 2
+        if not para.strip():
+            continue
+        lines, line_marks, at = [], [], start
+        for line in para.split("\n"):
+            lines.append(line)
+            line_marks.append(marks[at:at + len(line)])
+            at += len(line) + 1
+        flat, flat_marks = _join(lines, line_marks)
+        for a, b in wrap_spans(flat, width - indent):
+            line = Text(" " * indent, style=style)
+            k = a
+            while k < b:  # runs of marked and unmarked characters
+                e = k
+                while e < b and flat_marks[e] == flat_marks[k]:
+                    e += 1
+                line.append(flat[k:e], style=f"{style} {MARK}".strip() if flat_marks[k] else style)
+                k = e
+            out.append(line)
         if gap:
             out.append(Text(""))
     return out

@@ -5,9 +5,13 @@ The Textual screens read and change a Tour; the tests drive it directly too.
 
 from dataclasses import dataclass, field
 
-from engine.views import VIEWS, Result
+from engine.views import VIEWS, Result, Tr
+from lessons.loader import applies as _applies
 
 from .state import Progress
+
+RECAP = "recap"  # the id of the page after a lesson's last step
+RECAP_TITLE = Tr("Recap", "小结")
 
 SLOW_VIEWS = ("dsweep",)  # a few hundred ms: computed off the UI thread, never just to light a key
 _CACHE: dict = {}
@@ -49,13 +53,36 @@ class Tour:
 
     @property
     def step(self):
-        return self.lesson.steps[self.step_index]
+        """The current step; None on the recap page."""
+        return None if self.on_recap() else self.lesson.steps[self.step_index]
+
+    def pages(self, lesson=None) -> int:
+        """A lesson's pages: its steps, then the recap."""
+        return len((lesson or self.lesson).steps) + 1
+
+    def on_recap(self) -> bool:
+        return self.step_index == len(self.lesson.steps)
+
+    def page_title(self) -> str:
+        return (RECAP_TITLE if self.on_recap() else self.step.title)(self.lang)
+
+    def page_id(self) -> str:
+        return RECAP if self.on_recap() else self.step.id
+
+    def seen_steps(self, lesson) -> int:
+        """How many of a lesson's pages the learner has seen."""
+        ids = {s.id for s in lesson.steps} | {RECAP}
+        return len(set(self.progress.visited.get(lesson.id, [])) & ids)
+
+    def following_lesson(self):
+        """The lesson after this one, or None at the last."""
+        return self.lessons[self.lesson_index + 1] if self.lesson_index + 1 < len(self.lessons) else None
 
     def goto(self, lesson_id: str, step: int = 0) -> None:
-        """Open a lesson at a step (clamped to the lesson's steps)."""
+        """Open a lesson at a page (clamped to the lesson's pages)."""
         ids = [x.id for x in self.lessons]
         self.lesson_index = ids.index(lesson_id)
-        self.step_index = max(0, min(step, len(self.lesson.steps) - 1))
+        self.step_index = max(0, min(step, self.pages() - 1))
         self._record()
 
     def resume(self) -> None:
@@ -68,7 +95,7 @@ class Tour:
 
     def next(self) -> bool:
         """One step on, into the next lesson after the last step; False at the very end."""
-        if self.step_index + 1 < len(self.lesson.steps):
+        if self.step_index + 1 < self.pages():
             self.step_index += 1
         elif self.lesson_index + 1 < len(self.lessons):
             self.lesson_index, self.step_index = self.lesson_index + 1, 0
@@ -83,7 +110,7 @@ class Tour:
             self.step_index -= 1
         elif self.lesson_index > 0:
             self.lesson_index -= 1
-            self.step_index = len(self.lesson.steps) - 1
+            self.step_index = self.pages() - 1
         else:
             return False
         self._record()
@@ -91,13 +118,13 @@ class Tour:
 
     def _record(self) -> None:
         self.progress.lesson, self.progress.step = self.lesson.id, self.step_index
-        self.progress.visit(self.lesson.id, self.step.id)
+        self.progress.visit(self.lesson.id, self.page_id())
 
     def at_start(self) -> bool:
         return self.lesson_index == 0 and self.step_index == 0
 
     def at_end(self) -> bool:
-        return self.lesson_index == len(self.lessons) - 1 and self.step_index == len(self.lesson.steps) - 1
+        return self.lesson_index == len(self.lessons) - 1 and self.step_index == self.pages() - 1
 
     # --- experiments --------------------------------------------------------------------
 
@@ -116,8 +143,8 @@ class Tour:
         return (index + 1) % len(experiment.values)
 
     def takes(self, experiment) -> bool:
-        """Whether the current step's view has the experiment's parameter at all (an action always works)."""
-        return experiment.action is not None or experiment.param in {p.name for p in VIEWS[self.step.view].params}
+        """Whether the current step's view has the experiment's parameter (or, for an action, is its view)."""
+        return not self.on_recap() and _applies(experiment, self.step)
 
     def applies(self, experiment) -> bool:
         """Whether pressing the experiment's key changes what the current step shows: its tables or prose."""
@@ -133,10 +160,24 @@ class Tour:
 
     def shown(self, result: Result) -> tuple:
         """What a step puts on screen from a result: its tables and its filled prose."""
+        from .page import shows
         from .plain import fill
 
-        tables = tuple(t for t in result.tables if not self.step.tables or t.key in self.step.tables)
-        return tables, fill(self.step.text(self.lang), result, self.lang)
+        return shows(result, self.step, self.lang), fill(self.step.text(self.lang), result, self.lang)
+
+    def hides_rows(self) -> bool:
+        """Whether the step leaves out rows, tables or facts of its view, which the t key shows."""
+        step = self.step
+        if step.rows:
+            return True
+        if not step.tables:
+            return False
+        result = self.result()
+        return bool(result.facts) or any(tb.key not in step.tables for tb in result.tables)
+
+    def has_code(self) -> bool:
+        """Whether the step's view names engine functions that the c key can show."""
+        return bool(VIEWS[self.step.view].sources)
 
     def press(self, key: str):
         """Move the experiment on `key` to its next value (the last wraps to the first); return it."""
@@ -168,6 +209,7 @@ class Tour:
     # --- what the screen shows ------------------------------------------------------------
 
     def settings(self) -> dict:
+        """The current step's settings: its own parameters with the lesson's pressed experiments over them."""
         names = {p.name for p in VIEWS[self.step.view].params}
         return {**self.step.params, **{k: v for k, v in self.overrides().items() if k in names}}
 
@@ -176,7 +218,7 @@ class Tour:
 
     def pending(self) -> bool:
         """Whether the step waits on a slow view that has not been computed at these settings yet."""
-        return self.step.view in SLOW_VIEWS and not is_cached(self.step.view, self.settings())
+        return not self.on_recap() and self.step.view in SLOW_VIEWS and not is_cached(self.step.view, self.settings())
 
     def compare_result(self) -> Result | None:
         if self.step.compare is None:

@@ -15,9 +15,14 @@ from engine.views import VIEWS
 from ..i18n import t
 
 
+def functions(view_id: str) -> list:
+    """The engine functions a view names; a lazy entry (the trained model's code) is looked up now."""
+    return [f() if getattr(f, "lazy", False) else f for f in VIEWS[view_id].sources]
+
+
 def sources(view_id: str) -> str:
     """The source text of every engine function a view names, one after another."""
-    return "\n\n".join(inspect.getsource(f).rstrip() for f in VIEWS[view_id].sources)
+    return "\n\n".join(inspect.getsource(f).rstrip() for f in functions(view_id))
 
 
 class CodeScreen(ModalScreen):
@@ -28,7 +33,7 @@ class CodeScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         tour = self.app.tour
         view = VIEWS[tour.step.view]
-        names = ", ".join(f"{f.__module__}.{f.__name__}" for f in view.sources)
+        names = ", ".join(f"{f.__module__}.{f.__name__}" for f in functions(view.id))
         with VerticalScroll(id="code-box", classes="modal-box"):
             yield Static(Text(t("code_title", tour.lang, names=names), style="bold"))
             yield Static(Syntax(sources(view.id), "python", theme="ansi_dark", line_numbers=False, word_wrap=True))

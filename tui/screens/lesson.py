@@ -1,7 +1,6 @@
-"""The lesson screen: a step's settings, tables and prose, the experiments box, and the keys."""
+"""The lesson screen: one step as one screen (see tui/page.py for the layout), the keys that run its
+experiments, and the marks that show what the last key changed."""
 
-from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,23 +11,11 @@ from textual.widgets import Static
 
 from engine.errors import EngineError
 from engine.views import fmt_value
+from lessons.template import pieces
 
-from ..format import wrap_text
+from .. import page
 from ..i18n import t
-from ..plain import fill, prose, render_tables, settings_line, table_width
-from ..widgets.flat import flatten
-from ..widgets.keybar import KeyBar
-
-WIDE = 120  # from this width on, the prose sits beside the tables
-WORKBENCH_LESSONS = ("params", "kvcache")  # lessons whose w key opens the sizing workbench
-_TO_WORKBENCH = {"preset": "preset", "layers": "layers", "hidden": "d_model", "heads": "heads",
-                 "kv_heads": "kv_heads", "head_dim": "head_dim", "ffn": "d_ff", "vocab": "vocab",
-                 "context": "context", "batch": "batch", "dtype": "cache"}
-
-
-def prose_width(screen_width: int) -> int:
-    """The prose pane's width on a wide screen: the tables get the rest (at least 80, every table fits)."""
-    return max(40, min(64, screen_width - 80))
+from ..plain import fill
 
 
 class LessonScreen(Screen):
@@ -39,34 +26,32 @@ class LessonScreen(Screen):
         Binding("p,left", "prev", "back", show=False),
         *[Binding(str(i), f"experiment('{i}')", f"experiment {i}", show=False) for i in range(1, 10)],
         Binding("0", "reset", "reset", show=False),
+        Binding("t", "all_rows", "all rows", show=False),
         Binding("c", "code", "code", show=False),
         Binding("l", "language", "language", show=False),
         Binding("o", "overview", "lessons", show=False),
         Binding("w", "workbench", "workbench", show=False),
         Binding("question_mark", "help", "help", show=False),
         Binding("q", "quit", "quit", show=False),
-        Binding("tab", "app.focus_next", "switch pane", show=False),
     ]
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
-        yield Static(id="settings")
-        with Container(id="body"):
-            with VerticalScroll(id="tables-pane"):
+        with VerticalScroll(id="body"):
+            with Container(id="columns"):
                 yield Static(id="tables")
-            with VerticalScroll(id="prose-pane"):
                 yield Static(id="prose")
-        yield Static(id="training")
-        yield Static(id="experiments")
         yield Static(id="message")
-        yield KeyBar(id="keys")
+        yield Static(id="keys")
         yield Static(id="small")
 
     def on_mount(self) -> None:
         self._drawn: dict[str, object] = {}
-        self._message = ""
-        self._painted = False  # until the first frame is up, keys are lit by the cheap test (see _live)
-        self.query_one("#prose-pane").focus()
+        self._marks = page.Marks()
+        self._note: tuple | None = None   # (head, tail, style) in the message lines; None: what the keys do
+        self._pressed = None              # (experiment, result before, value before) while a slow view computes
+        self._painted = False             # until the first frame is up, keys are lit by the cheap test (see _lit)
+        self.query_one("#body").focus()
         self.redraw()
         self.call_after_refresh(self._first_paint_done)
 
@@ -74,7 +59,7 @@ class LessonScreen(Screen):
         self._painted = True
         self.redraw()
 
-    def _live(self, experiment) -> bool:
+    def _lit(self, experiment) -> bool:
         """Whether an experiment's key is lit: it must change what the step shows. Finding out runs the
         view at the next value, so the very first frame uses the cheap test and the exact one follows."""
         return self.tour.applies(experiment) if self._painted else self.tour.takes(experiment)
@@ -92,8 +77,7 @@ class LessonScreen(Screen):
     # --- drawing ------------------------------------------------------------------------
 
     def on_resize(self) -> None:
-        if self.app.size.width >= WIDE:  # the prose pane's width follows the screen
-            self.query_one("#prose-pane").styles.width = prose_width(self.app.size.width)
+        self.query_one("#body").scroll_home(animate=False)
         self.redraw()
 
     def _set(self, widget_id: str, key, make) -> None:
@@ -102,136 +86,111 @@ class LessonScreen(Screen):
             self._drawn[widget_id] = key
             self.query_one(f"#{widget_id}", Static).update(make())
 
-    def redraw(self, message: str | None = None) -> None:
+    def say(self, head: str = "", tail: str = "", style: str = "italic") -> None:
+        """Put a note in the message lines until the next key; redraw."""
+        self._note = (head, tail, style) if head or tail else None
+        self.redraw()
+
+    def redraw(self) -> None:
         """Draw the current step; every part is recomputed only if its inputs changed."""
         if not self.is_mounted:
             return
         w, h = self.app.size
-        small = w < 80 or h < 24
+        small = w < page.MIN_WIDTH or h < page.MIN_HEIGHT
         self.set_class(small, "-small")
-        self.set_class(w >= WIDE, "-wide")
         if small:
             self._set("small", ("small", w, h, self.tour.lang), lambda: Text(t("too_small", self.tour.lang, w=w, h=h)))
             return
         tour, lang = self.tour, self.tour.lang
-        lesson, step = tour.lesson, tour.step
         if tour.pending():  # a slow view: compute it off the UI thread, and say so meanwhile
-            self._set("message", ("computing", tour.settings()), lambda: Text(t("computing", lang), style="italic"))
+            self._set("message", ("computing", tour.settings(), w),
+                      lambda: page.message_lines("", t("computing", lang), w, "italic"))
             self._compute()
             return
         try:
-            result, other = tour.result(), tour.compare_result()
+            result = None if tour.on_recap() else tour.result()
+            other = None if tour.on_recap() else tour.compare_result()
         except EngineError as err:  # a learner's own lesson may ask for something the engine refuses
-            refused = t("refused", lang, message=err.text(lang))
-            self._set("message", ("refused", refused), lambda: Text(refused, style="bold red"))
+            self._note = ("", t("refused", lang, message=err.text(lang)), "bold red")
+            self._draw_message(w)
             return
         where = (lang, tour.lesson_index, tour.step_index)
-        title = Text.assemble(
-            (f"{lesson.order}. {lesson.title(lang)}", "bold"), "  ",
-            (t("step", lang, i=tour.step_index + 1, n=len(lesson.steps)) + ("：" if lang == "zh" else ": ")
-             + step.title(lang), ""))
-        self._set("title", ("title", where), lambda: title)
-        settings = settings_line(result.params)
-        self._set("settings", ("settings", settings), lambda: Text(settings, style="bold"))
-        if message is not None:
-            self._message = message
-        hint = self._message or t("hint", lang, keys=self._key_range())
-        self._set("message", ("message", hint, w),
-                  lambda: wrap_text(hint, w - 2, "italic" if self._message else "dim"))
-        pane_width, prose_width = self._widths(w)
-        self._set("tables", ("tables", where, result, other, pane_width),
-                  lambda: flatten(self._step_tables(result, other, step, lang, pane_width), pane_width))
-        text = fill(step.text(lang), result, lang)
-        self._set("prose", ("prose", text, prose_width), lambda: Group(*prose(text, prose_width)))
-        self._set("experiments", ("experiments", where, tuple(sorted(tour.overrides().items())), str(result.params),
-                                  self._painted, self.app.training_running()), lambda: self._experiments(lang))
-        self.query_one(KeyBar).show(self._keys(lang))
+        self._set("title", ("title", where, w), lambda: Text("\n").join(
+            page.title_lines(tour.lesson, tour.step_index, tour.pages(), tour.page_title(), lang, w)))
+        training = self.app.training_panel() if self._training_here() else None
+        body_key = ("body", where, result, other, w, self._marks, str(training))
+        if self._drawn.get("body") != body_key:
+            self._drawn["body"] = body_key
+            self._draw_body(w, training)
+        self._draw_message(w)
+        items = page.footer_items(tour, self._lit, self._marks, self.app.training_running())
+        self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked) for i in items), w),
+                  lambda: Text("\n").join(page.footer_lines(items, w)))
+        self.call_after_refresh(self._mark_overflow)
+
+    def _draw_body(self, w: int, training) -> None:
+        tour = self.tour
+        if tour.on_recap():
+            b = page.recap_body(tour, w)
+        else:
+            b = page.body(tour.result(), tour.compare_result(), tour.step, tour.lang, w, self._marks, training)
+        self.set_class(b.wide, "-wide")
+        tables, prose = self.query_one("#tables", Static), self.query_one("#prose", Static)
+        tables.display = bool(b.tables.plain)
+        tables.styles.width = b.tables_width if b.wide else "100%"
+        prose.styles.width = b.prose_width if b.wide else "100%"
+        prose.set_class(bool(b.tables.plain), "-below-tables")
+        tables.update(b.tables)
+        prose.update(b.prose)
+
+    def _draw_message(self, w: int) -> None:
+        if self._note is not None:
+            head, tail, style = self._note
+            self._set("message", ("note", self._note, w), lambda: page.message_lines(head, tail, w, style))
+        else:
+            idle = page.idle_message(self.tour, w)
+            self._set("message", ("idle", idle, w), lambda: page.message_lines("", idle, w, "dim"))
+
+    def _mark_overflow(self) -> None:
+        """If the body must scroll (only a learner's own over-long step can), say so plainly on its border."""
+        body = self.query_one("#body")
+        over = body.max_scroll_y > 0
+        body.set_class(over, "-overflow")
+        body.border_subtitle = t("more_below", self.tour.lang) if over else ""
+
+    def _training_here(self) -> bool:
+        """The live-training panel shows only on the step whose key runs it."""
+        return any(x.action is not None and self.tour.takes(x) for x in self.tour.lesson.experiments) \
+            and self.app.training_panel() is not None
 
     @work(thread=True, exclusive=True, group="compute")
     def _compute(self) -> None:
         """Fill the view cache in a thread, then draw."""
         self.tour.result()
-        self.app.call_from_thread(self.redraw)
+        self.app.call_from_thread(self._computed)
 
-    @staticmethod
-    def _widths(screen_width: int) -> tuple[int, int]:
-        """Text widths of the tables and the prose, from the screen width and app.tcss: known before
-        the layout has caught up with a resize. Each pane loses 2 cells of padding and 1 of scroll bar."""
-        if screen_width < WIDE:
-            return screen_width - 3, screen_width - 3
-        prose = prose_width(screen_width)
-        return screen_width - prose - 3, prose - 4  # the prose pane also has a border
-
-    def _step_tables(self, result, other, step, lang, width):
-        if other is None:
-            return Group(*render_tables(result, step.tables, lang, width))
-        head = Text(t("beside", lang, settings=settings_line(other.params)), style="bold")
-        half = (width - 3) // 2
-        if self.has_class("-wide") and all(
-                table_width(x, lang) <= half for r in (result, other) for x in r.tables
-                if not step.tables or x.key in step.tables):
-            grid = Table.grid(padding=(0, 3))  # wide: the two variants side by side
-            grid.add_column()
-            grid.add_column()
-            grid.add_row(Group(Text(settings_line(result.params), style="bold"), *render_tables(result, step.tables, lang, half)),
-                         Group(head, *render_tables(other, step.tables, lang, half)))
-            return grid
-        return Group(*render_tables(result, step.tables, lang, width), head, *render_tables(other, step.tables, lang, width))
-
-    def show_training(self, text) -> None:
-        """The live-training panel: shown while a run is going or its result is up."""
-        panel = self.query_one("#training", Static)
-        panel.display = text is not None
-        if text is not None:
-            panel.update(text)
-
-    def _key_range(self) -> str:
-        keys = [x.key for x in self.tour.lesson.experiments]
-        return f"{keys[0]}-{keys[-1]}" if len(keys) > 1 else "".join(keys) or "-"
-
-    def _experiments(self, lang):
-        tour = self.tour
-        self.query_one("#experiments").border_title = t("experiments", lang)
-        if not tour.lesson.experiments:
-            return Text(t("no_experiments", lang), style="dim")
-        lines = Text()
-        for i, x in enumerate(tour.lesson.experiments):
-            live = self._live(x)
-            value = fmt_value(tour.value_of(x))
-            if i:
-                lines.append("\n")
-            lines.append(f" {x.key} ", style="bold reverse" if live else "dim")
-            lines.append(f" {x.title(lang)}  ", style="" if live else "dim")
-            if x.action is None:
-                lines.append(f"{x.param}={value}", style="bold" if live else "dim")
-            else:
-                lines.append(t("training_on" if self.app.training_running() else "training_off", lang),
-                             style="bold")
-        return lines
-
-    def _keys(self, lang):
-        tour = self.tour
-        items = [("n", t("next", lang), not tour.at_end()), ("p", t("prev", lang), not tour.at_start())]
-        for x in tour.lesson.experiments:
-            items.append((x.key, x.param or t("train_key", lang), self._live(x)))
-        items += [("0", t("reset", lang), bool(tour.overrides())), ("c", t("code", lang), True)]
-        if tour.lesson.id in WORKBENCH_LESSONS:
-            items.append(("w", t("workbench", lang), True))
-        items += [
-                  ("l", t("lang", lang), True), ("o", t("lessons", lang), True), ("?", t("help", lang), True),
-                  ("q", t("quit", lang), True)]
-        return items
+    def _computed(self) -> None:
+        if self._pressed is not None and not self.tour.pending():
+            x, before, was = self._pressed
+            self._pressed = None
+            self._report(x, before, was)
+        else:
+            self.redraw()
 
     # --- actions ------------------------------------------------------------------------
+
+    def arrived(self) -> None:
+        """A new step is on screen: no marks, no note, the body at its top."""
+        self._marks, self._pressed = page.Marks(), None
+        self.query_one("#body").scroll_home(animate=False)
+        self.say()
 
     def _moved(self, moved: bool, edge: str) -> None:
         if moved:
             self.app.save()
-            self.query_one("#tables-pane").scroll_home(animate=False)
-            self.query_one("#prose-pane").scroll_home(animate=False)
-            self.redraw(message="")
+            self.arrived()
         else:
-            self.redraw(message=t(edge, self.tour.lang))
+            self.say(tail=t(edge, self.tour.lang))
 
     def action_next(self) -> None:
         """Go to the next step, into the next lesson after the last one."""
@@ -242,29 +201,64 @@ class LessonScreen(Screen):
         self._moved(self.tour.prev(), "start")
 
     def action_experiment(self, key: str) -> None:
-        """Move an experiment to its next value and recompute the tables."""
+        """Move an experiment to its next value, recompute, and mark what changed."""
         tour, lang = self.tour, self.tour.lang
         x = tour.experiment(key)
         if x is None:
-            self.redraw(message=t("no_key", lang, key=key))
+            self.say(tail=t("no_key", lang, key=key))
+            return
+        if not tour.takes(x):
+            self.say(tail=t("not_here_action" if x.action else "not_here", lang, key=key, param=x.param))
             return
         if x.action == "train-live":
             self.app.toggle_training()
             return
         if not tour.applies(x):
-            self.redraw(message=t("not_here", lang, key=key, param=x.param))
+            self.say(tail=t("no_change", lang, key=key, param=x.param))
             return
+        before, was = tour.result(), tour.value_of(x)
         tour.press(key)
-        self.redraw(message=t("pressed", lang, key=key, param=x.param, value=fmt_value(tour.value_of(x)),
-                              text=x.text(lang)))
+        if tour.pending():
+            self._pressed, self._marks = (x, before, was), page.Marks()
+            self.redraw()
+            return
+        self._report(x, before, was)
+
+    def _report(self, x, before, was) -> None:
+        """Mark what the press changed and say it: the setting and the prose's numbers, before -> after."""
+        tour, lang, w = self.tour, self.tour.lang, self.app.size.width
+        after = tour.result()
+        refs = [ref for ref, is_ref in pieces(tour.step.text(lang), after) if is_ref and ref not in after.params]
+        self._marks = page.diff(before, after, lang, refs)
+        head = f"[{x.key}] {x.param} {fmt_value(was)} -> {fmt_value(tour.value_of(x))}"
+        sep = "；" if lang == "zh" else "; "
+        for i, ref in enumerate(r for r in dict.fromkeys(refs) if r in self._marks.refs):
+            a, b = (fill("{%s}" % ref, r, lang) for r in (before, after))
+            more = ("：" if lang == "zh" else ": ") if i == 0 else sep
+            figure = f"{more}{page.ref_label(after, ref, lang)} {a} -> {b}"
+            if len(head) + len(figure) > w - 2 * page.PAD:
+                break
+            head += figure
+        self.say(head, fill(tour.step.hint(x, lang), after, lang))
 
     def action_reset(self) -> None:
         """Reset this lesson's experiment settings."""
-        lang = self.tour.lang
-        self.redraw(message=t("reset_done" if self.tour.reset() else "reset_none", lang))
+        self._marks = page.Marks()
+        self.say(tail=t("reset_done" if self.tour.reset() else "reset_none", self.tour.lang))
+
+    def action_all_rows(self) -> None:
+        """Show every table, row and figure of the current step's view."""
+        if self.tour.on_recap() or not self.tour.hides_rows():
+            self.say(tail=t("nothing_hidden", self.tour.lang))
+            return
+        from .tables import TablesScreen
+        self.app.push_screen(TablesScreen())
 
     def action_code(self) -> None:
         """Show the engine code behind the current table."""
+        if self.tour.on_recap() or not self.tour.has_code():
+            self.say(tail=t("no_code", self.tour.lang))
+            return
         from .code import CodeScreen
         self.app.push_screen(CodeScreen())
 
@@ -278,17 +272,10 @@ class LessonScreen(Screen):
 
     def action_workbench(self) -> None:
         """Open the sizing workbench with this step's model (params and kvcache lessons)."""
-        if self.tour.lesson.id not in WORKBENCH_LESSONS:
-            self.redraw(message=t("no_workbench", self.tour.lang))
+        if self.tour.lesson.id not in page.WORKBENCH_LESSONS or self.tour.on_recap():
+            self.say(tail=t("no_workbench", self.tour.lang))
             return
-        params = self.tour.result().params
-        fields = {_TO_WORKBENCH[k]: v for k, v in params.items() if k in _TO_WORKBENCH}
-        if "tied" in params:
-            fields["tied"] = "on" if params["tied"] else "off"
-        if fields.get("head_dim") is not None and "d_model" in fields and fields["d_model"] % fields["heads"] == 0 \
-                and fields["head_dim"] == fields["d_model"] // fields["heads"]:
-            fields["head_dim"] = None  # derived: leave the field empty, as the preset does
-        self.app.open_workbench(**fields)
+        self.app.open_workbench(**workbench_fields(self.tour.result().params))
 
     def action_help(self) -> None:
         """Show every key."""
@@ -299,3 +286,19 @@ class LessonScreen(Screen):
         """Save the place and quit."""
         self.app.save()
         self.app.exit()
+
+
+_TO_WORKBENCH = {"preset": "preset", "layers": "layers", "hidden": "d_model", "heads": "heads",
+                 "kv_heads": "kv_heads", "head_dim": "head_dim", "ffn": "d_ff", "vocab": "vocab",
+                 "context": "context", "batch": "batch", "dtype": "cache"}
+
+
+def workbench_fields(params: dict) -> dict:
+    """The workbench's fields for a step's model; a head_dim that follows from the width is left empty."""
+    fields = {_TO_WORKBENCH[k]: v for k, v in params.items() if k in _TO_WORKBENCH}
+    if "tied" in params:
+        fields["tied"] = "on" if params["tied"] else "off"
+    if fields.get("head_dim") is not None and "d_model" in fields and fields["d_model"] % fields["heads"] == 0 \
+            and fields["head_dim"] == fields["d_model"] // fields["heads"]:
+        fields["head_dim"] = None  # derived: leave the field empty, as the preset does
+    return fields

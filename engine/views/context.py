@@ -1,0 +1,42 @@
+"""Lesson 8: the cost of context: prefill work, the cache, and the decode ceiling."""
+
+from .. import sizing
+from .sizing import DTYPES
+from .core import Fact, Param, Result, Table, Tr, View, col, register
+
+
+_BANDWIDTHS = (50e9, 100e9, 400e9, 1000e9, 3350e9)  # bytes/s: dual-channel DDR5 up to an H100's HBM3
+_PROMPTS = (1024, 4096, 16384, 65536, 131072)
+
+
+def _context(preset, prompt, dtype):
+    cfg = sizing.preset(preset)
+    prefill = []
+    for n in sorted(set(_PROMPTS) | {prompt}):
+        linear, attn = sizing.prefill_flops(cfg, n)
+        prefill.append((n, n * n, (linear + attn) / 1e12, attn / (linear + attn), sizing.kv_cache_bytes(cfg, n)))
+    decode = tuple((f"{bw / 1e9:,.0f} GB/s", sizing.decode_tokens_per_second(cfg, bw, dtype)) for bw in _BANDWIDTHS)
+    return Result("context", dict(preset=preset, prompt=prompt, dtype=dtype), (
+        Table("prefill", Tr(f"Reading the prompt: {cfg.name}", f"读入提示词：{cfg.name}"),
+              (col("n", "prompt", "提示词", ","), col("scores", "scores per head", "每头打分数", ","),
+               col("tflops", "TFLOP", "万亿次运算", ",.1f"), col("share", "of it attention", "其中注意力", "pct"),
+               col("cache", "KV cache", "KV 缓存", "bytes")),
+              tuple(prefill), note=Tr("per layer, each head scores n x n pairs; fp16 cache",
+                                      "每层每个头要给 n x n 对打分；缓存按 fp16 计")),
+        Table("decode", Tr(f"Generating: at most this many tokens/s with {dtype} weights",
+                           f"生成：{dtype} 权重下每秒最多这么多词元"),
+              (col("bandwidth", "memory bandwidth", "内存带宽"), col("tps", "tokens/s", "词元/秒", ",.1f")), decode,
+              note=Tr("each new token reads every weight once: tokens/s <= bandwidth / weight bytes",
+                      "每生成一个词元都要把权重读一遍：词元/秒 <= 带宽 / 权重字节数")),
+    ), (Fact("weights", Tr(f"weights in {dtype}", f"{dtype} 权重"), sizing.weight_bytes(cfg, dtype), "bytes"),
+        Fact("weights_gb", Tr(f"weights in {dtype}, GB (10^9 bytes, as bandwidth is quoted)",
+                              f"{dtype} 权重，GB（10^9 字节，和带宽的单位一致）"),
+             sizing.weight_bytes(cfg, dtype) / 1e9, ",.2f")))
+
+
+register(View("context", Tr("The cost of context", "上下文的代价"),
+     (Param("preset", "choice", "llama2-7b", Tr("model", "模型"), choices=tuple(sizing.PRESETS)),
+      Param("prompt", "int", 4096, Tr("a prompt length to add to the table", "加进表里的提示词长度"), 1,
+            sizing.MAX_CONTEXT),
+      Param("dtype", "choice", "fp16", Tr("weight precision", "权重精度"), choices=DTYPES)),
+     _context, (sizing.prefill_flops, sizing.decode_tokens_per_second)))

@@ -1,0 +1,242 @@
+"""The machinery of views: typed parameters, results as plain tables, and the registry.
+
+A view has an id, typed parameters with defaults and limits, and a compute function that returns a
+`Result`: tables of raw numbers plus the format each column is shown in. Labels carry both
+languages (`Tr`). Nothing here prints; `tui/` renders a Result for a terminal, a pipe or JSON.
+Table cells hold ASCII symbols and CJK text only, so no cell changes width with the terminal's
+handling of East Asian ambiguous-width characters.
+
+Each topic's module defines its views and registers each one where it is defined.
+"""
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..errors import ParamError, pick
+
+
+@dataclass(frozen=True)
+class Tr:
+    """One text in both languages."""
+
+    en: str
+    zh: str
+
+    def __call__(self, lang: str) -> str:
+        return self.zh if lang == "zh" else self.en
+
+
+# --- parameters -------------------------------------------------------------------------
+
+_TRUE, _FALSE = ("on", "true", "yes", "1"), ("off", "false", "no", "0")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One setting of a view: its type, default and the values it allows."""
+
+    name: str
+    kind: str  # "int", "float", "bool", "choice" or "sentence" (words of the tiny grammar)
+    default: Any
+    help: Tr
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+    even: bool = False
+    optional: bool = False  # None is allowed and means "take it from the preset"
+
+    def allowed(self) -> Tr:
+        """What values this parameter takes, in words."""
+        if self.kind == "bool":
+            return Tr("on or off", "on 或 off")
+        if self.kind == "choice":
+            names = ", ".join(self.choices)
+            return Tr(f"one of: {names}", f"以下之一：{names}")
+        if self.kind == "sentence":
+            return Tr("up to 12 words of the tiny grammar's vocabulary (xf-tour print tiny-vocab)",
+                      "不超过 12 个词，且都在小语法的词表里（xf-tour print tiny-vocab）")
+        what = Tr("an even whole number", "偶数") if self.even else (
+            Tr("a whole number", "整数") if self.kind == "int" else Tr("a number", "数"))
+        lo, hi = (f"{int(v):,}" if float(v).is_integer() else f"{v:g}" for v in (self.lo, self.hi))
+        return Tr(f"{what.en} from {lo} to {hi}", f"{lo} 到 {hi} 之间的{what.zh}")
+
+    def parse(self, raw: Any) -> Any:
+        """Turn a command-line or lesson value into the typed value, or raise ParamError."""
+        if self.optional and raw in (None, "auto"):
+            return None
+        value = self._convert(raw)
+        if value is None or not self._fits(value):
+            allowed = self.allowed()
+            raise ParamError(f"{self.name} must be {allowed.en}, got {raw!r}",
+                             f"{self.name} 必须是 {allowed.zh}，收到 {raw!r}")
+        return value
+
+    def _convert(self, raw):
+        if self.kind == "bool":
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            return True if text in _TRUE else False if text in _FALSE else None
+        if self.kind == "choice":
+            return raw if raw in self.choices else None
+        if self.kind == "sentence":
+            from ..corpus import parse
+            try:
+                return " ".join(parse(str(raw)).tokens)
+            except ValueError:
+                return None
+        return _number(raw, integer=self.kind == "int")
+
+    def _fits(self, value) -> bool:
+        if self.kind in ("bool", "choice", "sentence"):
+            return True
+        return self.lo <= value <= self.hi and not (self.even and value % 2)
+
+
+_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def _number(raw, integer: bool):
+    """One grammar for every numeric setting: ASCII digits, an optional sign, decimals and exponent;
+    an int setting takes only whole values. No commas, underscores or full-width digits."""
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, (int, float)):
+        value = raw
+    else:
+        text = str(raw).strip()
+        if not _NUMBER.fullmatch(text):
+            return None
+        value = int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else float(text)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        if integer:
+            return int(value) if value.is_integer() and abs(value) < 2**53 else None
+    return value
+
+
+def fmt_value(value) -> str:
+    """A setting as the screen shows it: on/off, 10000 rather than 10000.0."""
+    if value is None:
+        return "auto"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+# --- results ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: Tr
+    fmt: str = "text"  # "text", a format spec such as "+.3f" or ",", or one of: short, sig3, pct, bytes, mask
+
+
+@dataclass(frozen=True)
+class Table:
+    key: str
+    title: Tr
+    columns: tuple[Column, ...]
+    rows: tuple[tuple, ...]  # raw cells: str, Tr, int or float
+    heat: bool = False       # numeric cells are attention weights in [0, 1]
+    note: Tr | None = None
+
+
+@dataclass(frozen=True)
+class Fact:
+    key: str
+    label: Tr
+    value: Any
+    fmt: str = "text"
+
+
+@dataclass(frozen=True)
+class Result:
+    view: str
+    params: dict
+    tables: tuple[Table, ...]
+    facts: tuple[Fact, ...] = ()
+
+
+@dataclass(frozen=True)
+class View:
+    id: str
+    title: Tr
+    params: tuple[Param, ...]
+    compute: Callable[..., Result]
+    sources: tuple[Callable, ...] = field(default=())  # the engine functions behind the tables
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        names = ", ".join(p.name for p in self.params) or "none"
+        raise ParamError(f"view {self.id!r} has no parameter {name!r}; it takes: {names}",
+                         f"视图 {self.id!r} 没有参数 {name!r}；可用参数：{names}")
+
+    def resolve(self, settings: dict | None = None) -> dict:
+        """Defaults overlaid with `settings`, each value checked and typed."""
+        values = {p.name: p.default for p in self.params}
+        for name, raw in (settings or {}).items():
+            param = self.param(name)
+            try:
+                values[name] = param.parse(raw)
+            except ParamError as err:  # say which view, since print --set may reach several
+                raise ParamError(f"{err.en} (view {self.id!r})", f"{err.zh}（视图 {self.id!r}）") from None
+        return values
+
+    def run(self, settings: dict | None = None) -> Result:
+        """Compute the view at these settings."""
+        values = self.resolve(settings)
+        return self.compute(**values)
+
+
+# --- the registry ------------------------------------------------------------------------
+
+VIEWS: dict[str, View] = {}  # id -> view, in the order of the tour's lessons
+
+
+def register(view: View) -> View:
+    """Add a view to the registry; its id must be new."""
+    if view.id in VIEWS:
+        raise ValueError(f"view {view.id!r} is registered twice")
+    VIEWS[view.id] = view
+    return view
+
+
+def get_view(view_id: str) -> View:
+    """The view with this id, or a ParamError listing the ids there are."""
+    return pick(VIEWS, view_id, "view", "视图")
+
+
+def run_view(view_id: str, settings: dict | None = None) -> Result:
+    """Compute one view at these settings (raw strings or typed values)."""
+    return get_view(view_id).run(settings)
+
+
+# --- helpers for building tables --------------------------------------------------------
+
+def col(key, en, zh, fmt="text"):
+    return Column(key, Tr(en, zh), fmt)
+
+
+def matrix_table(key, title, weights, labels, fmt=".3f", heat=True, row_title=None):
+    cols = (Column("token", row_title or Tr("query", "查询")),) + tuple(
+        Column(f"k{j}", lab if isinstance(lab, Tr) else Tr(lab, lab), fmt) for j, lab in enumerate(labels))
+    rows = tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, weights))
+    return Table(key, title, cols, rows, heat=heat)
+
+
+def token_labels(n):
+    return tuple(Tr(f"tok {i}", f"词 {i}") for i in range(n))
+
+
+def pick_rows(n, keep=8):
+    """Indices to show of n: all when few, else the first and last keep // 2."""
+    return list(range(n)) if n <= keep else list(range(keep // 2)) + list(range(n - keep // 2, n))

@@ -1,0 +1,42 @@
+"""Lesson 4: one vector cut into heads."""
+
+from .. import demos, ops
+from ..errors import ParamError
+from .core import Column, Fact, Param, Result, Table, Tr, View, col, matrix_table, register, token_labels
+
+
+def _heads(heads, seed, n):
+    d_model = 32
+    if d_model % heads:
+        divisors = ", ".join(str(h) for h in range(1, d_model + 1) if d_model % h == 0)
+        raise ParamError(f"heads={heads} does not divide d_model={d_model}; choose one of: {divisors}",
+                         f"heads={heads} 不能整除 d_model={d_model}；可选：{divisors}")
+    r = demos.multi_head_demo(heads, seed, n, d_model)
+    labels = token_labels(n)
+    per_head = tuple(
+        (h, d_model // heads, s.stats.max_weight, s.stats.mean_entropy,
+         Tr(f"tok {s.sharpest[0]} -> tok {s.sharpest[1]}", f"词 {s.sharpest[0]} 最关注词 {s.sharpest[1]}"))
+        for h, s in enumerate(r.heads))
+    tables = [Table("heads", Tr(f"{heads} heads of d_model={d_model}", f"d_model={d_model} 切成 {heads} 个头"),
+                    (col("head", "head", "头"), col("head_dim", "head_dim", "每头维度", "d"),
+                     col("max_weight", "max weight", "最大权重", ".3f"),
+                     col("mean_entropy", "mean entropy", "平均熵", ".3f"),
+                     col("sharpest", "sharpest row", "最集中的一行")), per_head)]
+    tables.append(Table("last", Tr(f"Where tok {n - 1}, the last token, looks in each head",
+                                   f"最后一个词元（词 {n - 1}）在每个头里看向哪里"),
+                        (col("head", "head", "头", "d"),) + tuple(Column(f"k{j}", lab, ".3f")
+                                                                  for j, lab in enumerate(labels)),
+                        tuple((h, *map(float, w[-1])) for h, w in enumerate(r.weights)), heat=True))
+    tables += [matrix_table(f"head{h}", Tr(f"Head {h}", f"{h} 号头"), w, labels) for h, w in enumerate(r.weights)]
+    return Result("heads", dict(heads=heads, seed=seed, n=n), tuple(tables), (
+        Fact("spread", Tr("entropy ratio between heads, max / min", "各头熵之比（最大 / 最小）"), r.entropy_spread, ".2f"),
+        Fact("layer_params", Tr("parameters of W_q, W_k, W_v, W_o", "W_q、W_k、W_v、W_o 的参数量"),
+             r.layer_params, ","),
+    ))
+
+
+register(View("heads", Tr("Multi-head attention", "多头注意力"),
+     (Param("heads", "int", 4, Tr("heads (must divide 32)", "头数（须整除 32）"), 1, 32),
+      Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
+      Param("n", "int", 4, Tr("tokens", "词元数"), 2, 8)),
+     _heads, (ops.split_heads, demos.multi_head_demo)))

@@ -1,0 +1,79 @@
+"""Lesson 2: sinusoidal positions, RoPE, and attention without positions."""
+
+from .. import demos, positions
+from ..errors import check_bytes
+from .core import Column, Fact, Param, Result, Table, Tr, View, col, matrix_table, pick_rows, register
+
+
+def _positional(n, d, base):
+    check_bytes(n * d * 8 * 3, f"a {n} x {d} position table", f"{n} x {d} 的位置编码表")
+    pe = positions.sinusoidal_positions(n, d, base)
+    dims, positions_shown = pick_rows(d), pick_rows(n, 16)
+    cols = (col("pos", "pos", "位置"),) + tuple(Column(f"d{j}", Tr(f"d{j}", f"d{j}"), "+.3f") for j in dims)
+    rows = tuple((i,) + tuple(float(pe[i, j]) for j in dims) for i in positions_shown)
+    cut = [Tr(f"{d} dims: the first four and the last four", f"{d} 维中的前四维和后四维")] if d > 8 else []
+    cut += [Tr(f"{n:,} positions: the first eight and the last eight", f"{n:,} 个位置中的前八个和后八个")] if n > 16 else []
+    note = Tr("showing " + "; ".join(c.en for c in cut), "只显示" + "；".join(c.zh for c in cut)) if cut else None
+    pairs = pick_rows(d // 2)
+    freq, wave = positions.frequencies(d, base), positions.wavelengths(d, base)
+    wave_rows = tuple((i, f"d{2 * i}, d{2 * i + 1}", float(freq[i]), float(wave[i])) for i in pairs)
+    return Result("positional", dict(n=n, d=d, base=base), (
+        Table("table", Tr("Sinusoidal positions: sin on even dims, cos on odd", "正弦位置编码：偶数维 sin，奇数维 cos"),
+              cols, rows, note=note),
+        Table("wavelengths", Tr("How fast each dim pair turns", "每对维度转得多快"),
+              (col("pair", "pair i", "第 i 对"), col("dims", "dims", "维度"),
+               col("theta", "theta (rad/pos)", "theta（弧度/位）", ".4g"),
+               col("wavelength", "wavelength (pos)", "波长（位置数）", "sig3")), wave_rows),
+    ), (Fact("fastest", Tr("fastest wavelength", "最快的波长"), float(wave[0]), "sig3"),
+        Fact("slowest", Tr("slowest wavelength", "最慢的波长"), float(wave[-1]), "sig3")))
+
+
+def _rope(d, base, seed):
+    rows = demos.rope_demo(d, base, seed)
+    return Result("rope", dict(d=d, base=base, seed=seed), (
+        Table("scores", Tr("One q and one k at three places, the same distance apart",
+                           "同一个 q 和 k 放在三处，间隔相同"),
+              (col("m", "q at m", "q 在 m", "d"), col("n", "k at n", "k 在 n", "d"), col("gap", "m - n", "m - n", "+d"),
+               col("rope", "score with RoPE", "RoPE 得分", "+.6f"),
+               col("added", "score, positions added", "加性位置编码得分", "+.6f")),
+              tuple((r.m, r.n, r.m - r.n, r.rope_score, r.additive_score) for r in rows)),
+    ), (Fact("rope_spread", Tr("largest gap between RoPE scores", "RoPE 得分之间的最大差"),
+             max(r.rope_score for r in rows) - min(r.rope_score for r in rows), ".1e"),))
+
+
+_PERM_WORDS = {"Alice": Tr("Alice", "甲"), "owes": Tr("owes", "欠"), "Bob": Tr("Bob", "乙")}
+
+
+def _permutation(positions, seed, d):  # the name shadows the module, unused here
+    r = demos.permutation_demo(seed, d, positions)
+    a_words, b_words = [_PERM_WORDS[t] for t in r.tokens], [_PERM_WORDS[t] for t in r.shuffled]
+    title_a = Tr(" ".join(w.en for w in a_words), "".join(w.zh for w in a_words))
+    title_b = Tr(" ".join(w.en for w in b_words), "".join(w.zh for w in b_words))
+    return Result("permutation", dict(positions=positions, seed=seed, d=d), (
+        matrix_table("original", Tr(f"A: weights for \"{title_a.en}\"", f"A：「{title_a.zh}」的权重"),
+                      r.weights, a_words),
+        matrix_table("shuffled", Tr(f"A': weights for \"{title_b.en}\"", f"A'：「{title_b.zh}」的权重"),
+                      r.weights_shuffled, b_words),
+        matrix_table("permuted", Tr("P A P^T: A with rows and columns moved", "P A P^T：把 A 的行列换位"),
+                      r.permuted, b_words),
+    ), (Fact("max_diff", Tr("max |A' - P A P^T|", "A' 与 P A P^T 的最大差"), r.max_diff, ".1e"),
+        Fact("same", Tr("the shuffle only moved the weights", "打乱只是挪动了权重"), bool(r.max_diff < 1e-9))))
+
+
+register(View("positional", Tr("Sinusoidal positions", "正弦位置编码"),
+     (Param("n", "int", 4, Tr("positions", "位置数"), 1, 10**7),
+      Param("d", "int", 8, Tr("dims", "维度"), 2, 10**9, even=True),
+      Param("base", "float", 10000.0, Tr("base of the frequencies", "频率的底数"), 2, 1e9)),
+     _positional, (positions.sinusoidal_positions, positions.wavelengths)))
+
+register(View("rope", Tr("Rotary positions (RoPE)", "旋转位置编码（RoPE）"),
+     (Param("d", "int", 8, Tr("dims", "维度"), 2, 10**9, even=True),
+      Param("base", "float", 10000.0, Tr("base of the frequencies", "频率的底数"), 2, 1e9),
+      Param("seed", "int", demos.DEMO_SEED, Tr("random draw of q and k", "q、k 的随机种子"), 0, 2**32 - 1)),
+     _rope, (positions.apply_rope, demos.rope_demo)))
+
+register(View("permutation", Tr("Attention alone is a bag of words", "只有注意力时，句子只是词袋"),
+     (Param("positions", "bool", False, Tr("add sinusoidal positions", "加上正弦位置编码")),
+      Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
+      Param("d", "int", 8, Tr("dims", "维度"), 2, 10**9, even=True)),
+     _permutation, (demos.permutation_demo,)))

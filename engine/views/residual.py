@@ -1,0 +1,55 @@
+"""Lesson 1: the causal mask and the residual stream of a Llama-shaped pass."""
+
+import numpy as np
+
+from .. import demos, llama, ops
+from .core import Param, Result, Table, Tr, View, col, matrix_table, register, token_labels
+
+
+def _mask(n):
+    m = ops.causal_mask(n)
+    labels = token_labels(n)
+    return Result("mask", dict(n=n), (matrix_table(
+        "mask", Tr("Causal mask added to the scores", "加到打分上的因果掩码"), m, labels, fmt="mask",
+        heat=False, row_title=Tr("query", "查询")),))
+
+
+def _residual(residual, seed, layers):
+    cfg = llama.TinyConfig(n_layer=layers)
+    runs = {on: llama.forward(llama.PROMPT, cfg, seed, residual=on) for on in (True, False)}
+
+    def norm(x):
+        return float(np.mean(np.linalg.norm(x, axis=-1)))
+
+    def cos(x, x0):
+        return float(np.mean(np.sum(x * x0, -1) / np.linalg.norm(x, axis=-1) / np.linalg.norm(x0, axis=-1)))
+
+    x0 = runs[True].xs[0]
+    stages = [Tr("embedding", "词嵌入")] + [Tr(f"layer {i}", f"第 {i} 层") for i in range(1, layers + 1)]
+    rows = tuple((stage, "[{}, {}]".format(*on.shape), norm(on), cos(on, x0), norm(off), cos(off, x0))
+                 for stage, on, off in zip(stages, runs[True].xs, runs[False].xs))
+    probs = runs[residual].probs
+    top = np.argsort(-probs, kind="stable")[:5]
+    return Result("residual", dict(residual=residual, seed=seed, layers=layers), (
+        Table("stream", Tr(f'x through {layers} layers for "{" ".join(llama.PROMPT[1:])}"',
+                           f'「{" ".join(llama.PROMPT[1:])}」的 x 经过 {layers} 层'),
+              (col("stage", "after", "阶段"), col("shape", "shape", "形状"),
+               col("norm_on", "|x| add", "|x| 残差", ".2f"), col("cos_on", "cos add", "cos 残差", "+.2f"),
+               col("norm_off", "|x| replace", "|x| 无残差", ".2f"), col("cos_off", "cos replace", "cos 无残差", "+.2f")),
+              rows, note=Tr("|x|: mean length of a token's vector; cos: its cosine with the token's embedding, "
+                            "how much of the embedding is still there",
+                            "|x|：每个词元向量的平均长度；cos：它与该词元嵌入的余弦，即嵌入还剩多少")),
+        Table("next", Tr("Top 5 next tokens (random weights: no knowledge)", "下一个词元前 5 名（随机权重，没有知识）"),
+              (col("rank", "rank", "名次"), col("token", "token", "词元"), col("p", "probability", "概率", ".3f")),
+              tuple((i + 1, llama.VOCAB[t], float(probs[t])) for i, t in enumerate(top))),
+    ))
+
+
+register(View("mask", Tr("The causal mask", "因果掩码"),
+     (Param("n", "int", 4, Tr("tokens", "词元数"), 1, 10),), _mask, (ops.causal_mask,)))
+
+register(View("residual", Tr("The residual stream", "残差流"),
+     (Param("residual", "bool", True, Tr("add each layer's output to x", "把每层的输出加回 x")),
+      Param("seed", "int", demos.DEMO_SEED, Tr("random weights", "随机权重的种子"), 0, 2**32 - 1),
+      Param("layers", "int", 4, Tr("layers", "层数"), 1, 32)),
+     _residual, (llama.forward, llama.self_attention)))

@@ -1,0 +1,227 @@
+"""Lessons 6 and 7: parameter counts, memory and the KV cache of real model configs."""
+
+from .. import sizing
+from .core import Column, Fact, Param, Result, Table, Tr, View, col, register
+
+
+DTYPES = tuple(sizing.BYTES_PER_PARAM)
+
+
+_PART_NAMES = {
+    "embedding": Tr("token embedding", "词嵌入"),
+    "attention/q": Tr("attention W_q", "注意力 W_q"), "attention/k": Tr("attention W_k", "注意力 W_k"),
+    "attention/v": Tr("attention W_v", "注意力 W_v"), "attention/o": Tr("attention W_o", "注意力 W_o"),
+    "ffn/gate": Tr("FFN gate", "前馈 gate"), "ffn/up": Tr("FFN up", "前馈 up"), "ffn/down": Tr("FFN down", "前馈 down"),
+    "norm/attention": Tr("RMSNorm before attention", "注意力前的 RMSNorm"),
+    "norm/ffn": Tr("RMSNorm before FFN", "前馈前的 RMSNorm"),
+    "norm/final": Tr("final RMSNorm", "最终 RMSNorm"),
+    "output": Tr("output head", "输出投影"),
+}
+_GROUP_NAMES = {"attention": Tr("attention", "注意力"), "ffn": Tr("FFN", "前馈"),
+                "embeddings": Tr("embeddings + output", "词嵌入 + 输出"), "norms": Tr("norms", "归一化")}
+
+
+def formulas(cfg: sizing.ModelConfig) -> dict[str, str]:
+    """How each item of param_count is computed, in ASCII."""
+    d, L, v, f = cfg.d_model, cfg.n_layer, cfg.n_vocab, cfg.d_ff
+    qw, kvw = cfg.n_head * cfg.d_head, cfg.n_kv_head * cfg.d_head
+    out = "tied: 0" if cfg.tied_embeddings else f"{v} x {d}"
+    return {"embedding": f"{v} x {d}", "attention/q": f"{L} x {d} x {qw}", "attention/k": f"{L} x {d} x {kvw}",
+            "attention/v": f"{L} x {d} x {kvw}", "attention/o": f"{L} x {qw} x {d}",
+            "ffn/gate": f"{L} x {d} x {f}", "ffn/up": f"{L} x {d} x {f}", "ffn/down": f"{L} x {f} x {d}",
+            "norm/attention": f"{L} x {d}", "norm/ffn": f"{L} x {d}", "norm/final": f"{d}", "output": out}
+
+
+def config_from(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied) -> sizing.ModelConfig:
+    """A preset with any of its fields overridden; None keeps the preset's value."""
+    base = sizing.preset(preset)
+    changes = dict(n_layer=layers, d_model=hidden, n_head=heads, n_kv_head=kv_heads, head_dim=head_dim,
+                   d_ff=ffn, n_vocab=vocab, tied_embeddings=tied)
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if "head_dim" not in changes and ("d_model" in changes or "n_head" in changes):
+        changes["head_dim"] = None  # derive it again from the new width or head count
+    return base.with_(**changes)
+
+
+def _config_params(default_preset="llama2-7b"):
+    def field_param(name, en, zh, hi=sizing.MAX_DIM):
+        return Param(name, "int", None, Tr(en, zh), 1, hi, optional=True)
+    return (
+        Param("preset", "choice", default_preset, Tr("model to start from", "基础预设"), choices=tuple(sizing.PRESETS)),
+        field_param("layers", "number of layers", "层数"),
+        field_param("hidden", "d_model, the width of x", "隐藏维度 d_model"),
+        field_param("heads", "query heads", "查询头数"),
+        field_param("kv_heads", "key/value heads", "键值头数"),
+        field_param("head_dim", "width of one head", "每头维度"),
+        field_param("ffn", "FFN hidden width", "前馈中间维度"),
+        field_param("vocab", "vocabulary size", "词表大小"),
+        Param("tied", "bool", None, Tr("output head shares the embedding", "输出投影与词嵌入共享"), optional=True),
+        Param("context", "int", 4096, Tr("tokens in the context", "上下文词元数"), 1, sizing.MAX_CONTEXT),
+    )
+
+
+def _params(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied, context):
+    cfg = config_from(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied)
+    published = sizing.PUBLISHED.get(preset)
+    return params_result(cfg, context, published, params_settings(cfg, preset, context))
+
+
+def params_settings(cfg: sizing.ModelConfig, preset: str, context: int) -> dict:
+    """The params view's settings line for a config, every field resolved."""
+    return dict(preset=preset, layers=cfg.n_layer, hidden=cfg.d_model, heads=cfg.n_head, kv_heads=cfg.n_kv_head,
+                head_dim=cfg.d_head, ffn=cfg.d_ff, vocab=cfg.n_vocab, tied=cfg.tied_embeddings, context=context)
+
+
+def _summary_table(cfg: sizing.ModelConfig, rep: dict) -> Table:
+    """The count laid out as the reference documents lay it out, norms last, so the gap shows."""
+    items, L = rep["items"], cfg.n_layer
+    group = {g: sum(n for k, n in items.items() if k.startswith(g + "/")) for g in ("attention", "ffn", "norm")}
+    attn, ffn = group["attention"] // L, group["ffn"] // L
+    matrices = L * (attn + ffn) + items["embedding"] + items["output"]
+    rows = (
+        (Tr("attention W_q, W_k, W_v, W_o", "注意力 W_q、W_k、W_v、W_o"), attn),
+        (Tr("FFN gate, up, down", "前馈 gate、up、down"), ffn),
+        (Tr("one layer, matrices", "一层（矩阵）"), attn + ffn),
+        (Tr(f"{L} layers", f"{L} 层"), L * (attn + ffn)),
+        (Tr("token embedding", "词嵌入"), items["embedding"]),
+        (Tr("output head" + (" (tied: shared)" if cfg.tied_embeddings else ""),
+            "输出投影" + ("（与词嵌入共享）" if cfg.tied_embeddings else "")), items["output"]),
+        (Tr("total without norms", "不含归一化的合计"), matrices),
+        (Tr("RMSNorm weights, 2 per layer", "RMSNorm 权重，每层 2 个"), group["norm"] - items["norm/final"]),
+        (Tr("final RMSNorm", "最终 RMSNorm"), items["norm/final"]),
+        (Tr("total", "总计"), rep["total"]),
+    )
+    return Table("summary", Tr(f"{cfg.name or 'This model'}, counted", f"{cfg.name or '当前模型'} 逐项计数"),
+                 (col("part", "part", "部件"), col("count", "count", "参数量", ","),
+                  col("short", "short", "约合", "short")), tuple((name, n, n) for name, n in rows))
+
+
+def _shares_table(cfg: sizing.ModelConfig, rep: dict) -> Table:
+    total = rep["total"]
+    return Table("shares", Tr(f"Where the parameters of {cfg.name or 'this model'} live",
+                              f"{cfg.name or '当前模型'} 的参数分布"),
+                 (col("group", "group", "部分"), col("count", "count", "参数量", ","),
+                  col("share", "share", "占比", "pct")),
+                 tuple((_GROUP_NAMES[g], n, n / total) for g, n in sizing.group_counts(cfg).items()))
+
+
+def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int | None = None,
+                  settings: dict | None = None) -> Result:
+    """The sizing tables of one config: the itemised count, the shares, weight memory and the KV cache."""
+    rep = sizing.report(cfg, context, published)
+    total, form = rep["total"], formulas(cfg)
+    rows = tuple((_PART_NAMES[k], form[k], n, n / total) for k, n in rep["items"].items())
+    rows += ((Tr("total", "总计"), "", total, 1.0),)
+    facts = [Fact("total", Tr("total parameters", "参数总量"), total, ","),
+             Fact("total_short", Tr("in short", "约合"), total, "short"),
+             Fact("per_layer", Tr("one layer with its two norms", "一层（含两个归一化）"), rep["per_layer"], ","),
+             Fact("norms", Tr("all RMSNorm weights", "全部 RMSNorm 权重"),
+                  sum(n for k, n in rep["items"].items() if k.startswith("norm/")), ",")]
+    if published is not None:  # the preset's, even when fields were changed: the screen says which
+        facts.append(Fact("published", Tr(f"published count of {cfg.name}", f"{cfg.name} 公布的参数量"),
+                          published, ","))
+        facts.append(Fact("matches", Tr("this count equals it", "本次计数与之相等"), total == published))
+    kv = rep["kv_cache"]
+    return Result("params", settings or {}, (
+        _summary_table(cfg, rep),
+        Table("items", Tr("Every parameter, by part", "逐项参数量"),
+              (col("part", "part", "部件"), col("formula", "formula", "算式"), col("count", "count", "参数量", ","),
+               col("share", "share", "占比", "pct")), rows),
+        _shares_table(cfg, rep),
+        Table("memory", Tr("Memory: the weights, and full fine-tuning", "内存：权重，以及全量微调"),
+              (col("dtype", "dtype", "精度"), col("bytes", "bytes", "字节", ","), col("size", "size", "大小", "bytes")),
+              tuple((dtype, b, b) for dtype, b in rep["weight_bytes"].items())
+              + ((Tr("fine-tune", "全量微调"), rep["finetune_bytes"], rep["finetune_bytes"]),),
+              note=Tr(f"fine-tune: Adam in mixed precision, {sizing.FINETUNE_BYTES_PER_PARAM} bytes per parameter "
+                      "(fp16 weights and gradients, fp32 master copy and two moments), activations not counted",
+                      f"全量微调：混合精度 Adam，每个参数 {sizing.FINETUNE_BYTES_PER_PARAM} 字节"
+                      "（fp16 权重与梯度、fp32 主副本与两个动量），不含激活值")),
+        Table("kv", Tr("KV cache in fp16", "fp16 的 KV 缓存"),
+              (col("what", "what", "项目"), col("bytes", "bytes", "字节", ","), col("size", "size", "大小", "bytes")),
+              ((Tr("per token", "每个词元"), kv["per_token"], kv["per_token"]),
+               (Tr(f"one sequence of {context:,} tokens", f"一条 {context:,} 个词元的序列"),
+                kv["per_sequence"], kv["per_sequence"]))),
+    ), tuple(facts))
+
+
+def _kvcache(preset, context, kv_heads, batch, dtype):
+    cfg = config_from(preset, None, None, None, kv_heads, None, None, None, None)
+    variants = [(Tr(f"MHA, kv_heads={cfg.n_head}", f"MHA，kv_heads={cfg.n_head}"), cfg.with_(n_kv_head=cfg.n_head)),
+                (Tr(f"this model, kv_heads={cfg.n_kv_head}", f"本模型，kv_heads={cfg.n_kv_head}"), cfg),
+                (Tr("MQA, kv_heads=1", "MQA，kv_heads=1"), cfg.with_(n_kv_head=1))]
+    weights = sizing.weight_bytes(cfg, "fp16")  # the weights stay fp16; dtype is the cache's precision
+    rows = tuple((name, sizing.kv_bytes_per_token(c, dtype), sizing.kv_cache_bytes(c, context, batch, dtype),
+                  sizing.weight_bytes(c, "fp16") + sizing.kv_cache_bytes(c, context, batch, dtype))
+                 for name, c in variants)  # each variant with its own weights: fewer KV heads, smaller W_k, W_v
+    sweep = tuple((n, sizing.kv_cache_bytes(cfg, n, batch, dtype)) for n in (1024, 4096, 8192, 32768, 131072))
+    return Result("kvcache", dict(preset=preset, context=context, kv_heads=cfg.n_kv_head, batch=batch, dtype=dtype), (
+        Table("cache", Tr(f"KV cache of {cfg.name} at {context:,} tokens, batch {batch}",
+                          f"{cfg.name} 在 {context:,} 个词元、批大小 {batch} 时的 KV 缓存"),
+              (col("variant", "attention", "注意力"), col("per_token", "per token", "每词元", "bytes"),
+               col("cache", "cache", "缓存", "bytes"), col("total", "weights + cache", "权重 + 缓存", "bytes")), rows),
+        Table("context", Tr("The cache grows with every token", "缓存随上下文长度线性增长"),
+              (col("context", "context", "上下文", ","), col("cache", "cache", "缓存", "bytes")), sweep),
+    ), (Fact("formula", Tr("bytes per token", "每词元字节"),
+             f"2 x {cfg.n_layer} x {cfg.n_kv_head} x {cfg.d_head} x {sizing.BYTES_PER_PARAM[dtype]:g}"),
+        Fact("weights", Tr("weights in fp16", "fp16 权重"), weights, "bytes"),
+        Fact("group", Tr("query heads per KV head", "每个键值头对应的查询头"), cfg.n_head // cfg.n_kv_head, "d"),
+        Fact("grouped", Tr("query heads share KV heads", "查询头共享键值头"), cfg.n_kv_head < cfg.n_head),
+        Fact("mqa", Tr("one KV head for all", "所有查询头共用一个键值头"), cfg.n_kv_head == 1),
+        Fact("model", Tr("model", "模型"), cfg.name)))
+
+
+def _compare(a, b, context):
+    cfgs = [sizing.preset(a), sizing.preset(b)]
+
+    def per_layer(cfg, group):
+        return sum(n for k, n in sizing.layer_params(cfg).items() if k.startswith(group + "/"))
+
+    def emb_out(cfg):
+        items = sizing.param_count(cfg)
+        return items["embedding"] + items["output"]
+
+    def mha_kv(cfg):
+        return sizing.kv_bytes_per_token(cfg.with_(n_kv_head=cfg.n_head))
+
+    rows = [
+        (Tr("attention, one layer", "注意力（一层）"), ",", lambda c: per_layer(c, "attention")),
+        (Tr("FFN, one layer", "前馈（一层）"), ",", lambda c: per_layer(c, "ffn")),
+        (Tr("attention, all layers", "注意力（全部层）"), ",", lambda c: c.n_layer * per_layer(c, "attention")),
+        (Tr("FFN, all layers", "前馈（全部层）"), ",", lambda c: c.n_layer * per_layer(c, "ffn")),
+        (Tr("embedding + output", "词嵌入 + 输出"), ",", emb_out),
+        (Tr("norms", "归一化"), ",", lambda c: sizing.group_counts(c)["norms"]),
+        (Tr("total", "总计"), ",", sizing.total_params),
+        (Tr("fp16 weights", "fp16 权重"), "bytes", sizing.weight_bytes),
+        (Tr("KV cache per token, fp16", "每词元 KV 缓存（fp16）"), "bytes", sizing.kv_bytes_per_token),
+        (Tr("the same with MHA", "若用 MHA"), "bytes", mha_kv),
+        (Tr(f"KV cache at {context:,} tokens", f"{context:,} 个词元的 KV 缓存"), "bytes",
+         lambda c: sizing.kv_cache_bytes(c, context)),
+    ]
+    def table(key, title, fmt):
+        return Table(key, title, (col("part", "part", "部件"), Column("a", Tr(cfgs[0].name, cfgs[0].name), fmt),
+                                  Column("b", Tr(cfgs[1].name, cfgs[1].name), fmt)),
+                     tuple((label, f(cfgs[0]), f(cfgs[1])) for label, row_fmt, f in rows if row_fmt == fmt))
+
+    return Result("compare", dict(a=a, b=b, context=context), (
+        table("counts", Tr(f"Parameters: {cfgs[0].name} beside {cfgs[1].name}",
+                           f"参数量：{cfgs[0].name} 与 {cfgs[1].name} 对照"), ","),
+        table("memory", Tr("Memory", "内存"), "bytes"),
+    ))
+
+
+register(View("params", Tr("Counting parameters", "参数量统计"), _config_params(), _params,
+     (sizing.param_count, sizing.layer_params)))
+
+register(View("kvcache", Tr("The KV cache", "KV 缓存"),
+     (Param("preset", "choice", "llama2-7b", Tr("model", "模型"), choices=tuple(sizing.PRESETS)),
+      Param("context", "int", 4096, Tr("tokens in the context", "上下文词元数"), 1, sizing.MAX_CONTEXT),
+      Param("kv_heads", "int", None, Tr("key/value heads", "键值头数"), 1, 1024, optional=True),
+      Param("batch", "int", 1, Tr("sequences at once", "批大小"), 1, 4096),
+      Param("dtype", "choice", "fp16", Tr("cache precision", "缓存精度"), choices=DTYPES)),
+     _kvcache, (sizing.kv_bytes_per_token, sizing.kv_cache_bytes)))
+
+register(View("compare", Tr("Two models side by side", "两个模型对照"),
+     (Param("a", "choice", "llama2-7b", Tr("first model", "第一个模型"), choices=tuple(sizing.PRESETS)),
+      Param("b", "choice", "llama3-8b", Tr("second model", "第二个模型"), choices=tuple(sizing.PRESETS)),
+      Param("context", "int", 8192, Tr("tokens for the cache row", "缓存一行的词元数"), 1, sizing.MAX_CONTEXT)),
+     _compare, (sizing.param_count, sizing.kv_bytes_per_token)))

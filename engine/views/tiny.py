@@ -1,0 +1,304 @@
+"""The trained tiny Llama: next token and logit lens, every head's attention, heads pulled apart,
+which head carries agreement, and the grammar. The weights load on first use."""
+
+import numpy as np
+
+from ..errors import ParamError
+from .core import Column, Fact, Param, Result, Table, Tr, View, col, register
+
+
+# --- the trained tiny Llama ---------------------------------------------------------------
+
+def _trained(run: str = "seed0"):
+    """A shipped run's weights, loaded once."""
+    if run not in _TRAINED:
+        from .. import tiny
+        _TRAINED[run] = tiny.load(tiny.RUNS[run])
+    return _TRAINED[run]
+
+
+_TRAINED: dict = {}
+
+
+def _tiny_run(sentence: str, head_mask=None, run: str = "seed0"):
+    from .. import corpus, tiny
+    w, cfg, _ = _trained(run)
+    words = sentence.split()
+    ids = corpus.encode([corpus.Sentence(tuple(words), 0.0, 0, None, None)])[:, : len(words) + 1]
+    keep = {}
+    logits = tiny.forward(w, cfg, ids, keep, head_mask)
+    return w, cfg, ["<bos>"] + words, logits[0], keep
+
+
+def _softmax_row(z):
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def _tiny_next(sentence):
+    from .. import corpus, tiny
+    w, cfg, words, logits, keep = _tiny_run(sentence)
+    probs = _softmax_row(logits[-1])
+    top = np.argsort(-probs, kind="stable")[:5]
+    lens = []
+    for i, x in enumerate(keep["residual"]):  # the logit lens: read each layer's x with the final norm and head
+        p = _softmax_row((tiny.rms(x[0, -1], w["norm_f"])[0] @ w["head"]).astype(np.float64))
+        best = np.argsort(-p, kind="stable")[:3]
+        stage = Tr("embedding", "词嵌入") if i == 0 else Tr(f"after layer {i}", f"第 {i} 层之后")
+        lens.append((stage, *[f"{corpus.VOCAB[j]} {p[j]:.2f}" for j in best]))
+    return Result("tiny-next", dict(sentence=sentence), (
+        Table("next", Tr(f'After "{sentence}": the trained model\'s next token',
+                         f"「{sentence}」之后：训练好的模型预测的下一个词元"),
+              (col("rank", "rank", "名次"), col("token", "token", "词元"), col("p", "probability", "概率", ".3f")),
+              tuple((i + 1, corpus.VOCAB[t], float(probs[t])) for i, t in enumerate(top))),
+        Table("lens", Tr("Logit lens: the last position read after each layer", "logit 透镜：逐层读取最后一个位置"),
+              (col("stage", "read at", "读取位置"), col("first", "1st", "第一"), col("second", "2nd", "第二"),
+               col("third", "3rd", "第三")), tuple(lens)),
+    ), (Fact("top", Tr("most likely next", "最可能的下一个词元"), corpus.VOCAB[top[0]]),
+        Fact("top_p", Tr("its probability", "它的概率"), float(probs[top[0]]), ".3f"),
+        Fact("p_singular", Tr("on singular verb forms (sits, sees...)", "单数动词形式（sits、sees……）的概率"),
+             float(sum(probs[corpus.INDEX[p[0]]] for p in corpus.INTRANSITIVE + corpus.TRANSITIVE)), ".3f"),
+        Fact("p_plural", Tr("on plural verb forms (sit, see...)", "复数动词形式（sit、see……）的概率"),
+             float(sum(probs[corpus.INDEX[p[1]]] for p in corpus.INTRANSITIVE + corpus.TRANSITIVE)), ".3f")))
+
+
+def _short(word: str) -> str:
+    return word if len(word) <= 6 else word[:5] + "."
+
+
+def _tiny_attention(sentence, layer):
+    w, cfg, words, logits, keep = _tiny_run(sentence)
+    if layer > cfg.n_layer:
+        raise ParamError(f"layer must be from 1 to {cfg.n_layer}", f"layer 必须在 1 到 {cfg.n_layer} 之间")
+    p = keep["attn"][layer - 1][0]  # [H, T, T]
+    labels = tuple(Tr(_short(x), _short(x)) for x in words)
+    tables = []
+    for h in range(cfg.n_head):
+        cols = (Column("token", Tr("query", "查询")),) + tuple(Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
+        tables.append(Table(f"head{h}", Tr(f"Layer {layer}, head {h}", f"{layer} 层 {h} 号头"), cols,
+                            tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, p[h])), heat=True))
+    return Result("tiny-attention", dict(sentence=sentence, layer=layer), tuple(tables),
+                  _verb_look(words, keep, cfg)[1])
+
+
+def _tiny_verb(sentence):
+    w, cfg, words, logits, keep = _tiny_run(sentence)
+    table, facts = _verb_look(words, keep, cfg)
+    if table is None:
+        raise ParamError(f"{sentence!r} has no verb after its subject", f"「{sentence}」的主语后面没有动词")
+    return Result("tiny-verb", dict(sentence=sentence), (table,), facts)
+
+
+def _verb_look(words, keep, cfg):
+    """Where the first verb looks in every head of every layer, and the head that looks hardest at the
+    subject; (None, ()) for a sentence without a verb."""
+    from .. import corpus
+    verbs = [i for i, x in enumerate(words) if any(x in pair for pair in corpus.INTRANSITIVE + corpus.TRANSITIVE)
+             or x in corpus.PAST]
+    if not verbs or len(words) <= 2:
+        return None, ()
+    v, subj = verbs[0], _subject_position(words)
+    labels = tuple(Tr(_short(x), _short(x)) for x in words[: v + 1])
+    cols = (Column("head", Tr("layer.head", "层.头")),) + tuple(Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
+    table = Table("verb", Tr(f'Where "{words[v]}" looks, in every head of every layer',
+                             f"「{words[v]}」在每一层每个头里看向哪里"), cols,
+                  tuple((f"{li + 1}.{h}", *map(float, keep["attn"][li][0, h, v, : v + 1]))
+                        for li in range(cfg.n_layer) for h in range(cfg.n_head)), heat=True)
+    looks = [(keep["attn"][li][0, h, v, subj], li + 1, h) for li in range(cfg.n_layer) for h in range(cfg.n_head)]
+    weight, best_layer, best_head = max(looks)
+    facts = (Fact("verb", Tr("the verb", "动词"), words[v]), Fact("subject", Tr("its subject", "它的主语"), words[subj]),
+             Fact("best_head", Tr("over both layers, the head attending most from the verb to its subject",
+                                  "两层中从动词看向主语最集中的头"),
+                  Tr(f"layer {best_layer} head {best_head}", f"{best_layer} 层 {best_head} 号头")),
+             Fact("best_row", Tr("its row in the table", "它在表里的行"), f"{best_layer}.{best_head}"),
+             Fact("best_weight", Tr("with weight", "权重"), float(weight), ".2f"))
+    return table, facts
+
+
+def _tiny_heads(run):
+    _, cfg, meta = _trained(run)
+    init, trained = meta["head_entropy_init"], meta["head_entropy_trained"]
+    rows = tuple((layer + 1, h, init[layer][h], trained[layer][h], trained[layer][h] / init[layer][h])
+                 for layer in range(cfg.n_layer) for h in range(cfg.n_head))
+    return Result("tiny-heads", dict(run=run), (
+        Table("heads", Tr("Mean attention entropy of each head, before and after training",
+                          "每个头的平均注意力熵：训练前与训练后"),
+              (col("layer", "layer", "层", "d"), col("head", "head", "头", "d"),
+               col("init", "at init", "初始化时", ".3f"), col("trained", "trained", "训练后", ".3f"),
+               col("ratio", "trained / init", "训练后 / 初始", ".2f")), rows,
+              note=Tr("nats, averaged over the query positions after the first, on the same held-out sentences",
+                      "单位奈特，对同一批未见过的句子、除第一个位置外的所有查询位置取平均")),
+    ), (Fact("spread_init", Tr("head-entropy spread at init (max / min)", "初始化时的熵之比（最大 / 最小）"),
+             meta["entropy_spread_init"], ".2f"),
+        Fact("spread_trained", Tr("head-entropy spread trained (max / min)", "训练后的熵之比（最大 / 最小）"),
+             meta["entropy_spread_trained"], ".2f"),
+        Fact("steps", Tr("training steps", "训练步数"), meta["steps"], ","),
+        Fact("agreement", Tr("subject-verb agreement on unseen sentences", "未见过的句子上的主谓一致率"),
+             meta["agreement"], "pct")))
+
+
+def _subject_position(words) -> int:
+    """Where the subject noun sits in <bos> the [adjective] noun ...: index 2, or 3 after an adjective."""
+    from .. import corpus
+    return 3 if words[2] in corpus.ADJECTIVES else 2
+
+
+def _tiny_ablation(sentence, run):
+    from .. import corpus
+    w, cfg, words, logits, keep = _tiny_run(sentence, run=run)
+    s = corpus.parse(sentence)
+    if s.verb_at is None:
+        raise ParamError("the sentence needs a verb that agrees with its subject, such as sits or sit",
+                         "句子里需要一个与主语一致的动词，比如 sits 或 sit")
+    good, bad = corpus.verb_pair(s)
+    # the verb is predicted at the position before it; in <bos>-indexed terms that is verb_at
+    pos, subj = s.verb_at, _subject_position(words)
+    base = float(logits[pos, good] - logits[pos, bad])
+    rows = []
+    for layer in range(cfg.n_layer):
+        for h in range(cfg.n_head):
+            mask = np.ones((cfg.n_layer, cfg.n_head))
+            mask[layer, h] = 0
+            ab = _tiny_run(sentence, mask, run)[3]
+            margin = float(ab[pos, good] - ab[pos, bad])
+            rows.append((layer + 1, h, float(keep["attn"][layer][0, h, pos, subj]), margin, margin - base))
+    most_attn = max(rows, key=lambda r: r[2])
+    most_hurt = min(rows, key=lambda r: r[4])
+    same = most_attn[:2] == most_hurt[:2]
+    average = _ablation_average(run)
+    avg_attn = max(average, key=lambda r: r[2])
+    avg_hurt = min(average, key=lambda r: r[3])
+    name = lambda r: Tr(f"layer {r[0]} head {r[1]}", f"{r[0]} 层 {r[1]} 号头")  # noqa: E731
+    return Result("tiny-ablation", dict(sentence=sentence, run=run), (
+        Table("heads", Tr(f'Which head carries agreement in "{sentence}"', f"「{sentence}」里谁在传递主谓一致"),
+              (col("layer", "layer", "层", "d"), col("head", "head", "头", "d"),
+               col("attn", f'attention on "{words[subj]}"', f"对「{words[subj]}」的注意力", ".3f"),
+               col("margin", "margin without it", "去掉后的差值", "+.2f"),
+               col("change", "change", "变化", "+.2f")), tuple(rows),
+              note=Tr(f'margin: logit of "{corpus.VOCAB[good]}" minus "{corpus.VOCAB[bad]}" where the verb is '
+                      f"predicted; {base:+.2f} with every head", f"差值：预测动词处「{corpus.VOCAB[good]}」的 logit "
+                      f"减去「{corpus.VOCAB[bad]}」；所有头都在时为 {base:+.2f}")),
+        Table("average", Tr(f"Averaged over {ABLATION_SENTENCES} unseen sentences whose distractor has the "
+                            "other number", f"对 {ABLATION_SENTENCES} 个未见过、且干扰名词单复数相反的句子取平均"),
+              (col("layer", "layer", "层", "d"), col("head", "head", "头", "d"),
+               col("attn", "attention on subject", "对主语的注意力", ".3f"),
+               col("change", "margin change", "差值变化", "+.2f"),
+               col("flipped", "agreement lost", "一致出错比例", "pct")), average),
+    ), (Fact("margin", Tr("margin with every head", "所有头都在时的差值"), base, "+.2f"),
+        Fact("most_attention", Tr("looks hardest at the subject", "最关注主语的头"), name(most_attn)),
+        Fact("most_needed", Tr("its removal hurts agreement most", "去掉后对一致伤害最大的头"), name(most_hurt)),
+        Fact("same_head", Tr("the same head", "是同一个头"), same),
+        Fact("avg_attention", Tr("on average, looks hardest at the subject", "平均而言最关注主语的头"), name(avg_attn)),
+        Fact("avg_needed", Tr("on average, hurts agreement most when removed", "平均而言去掉后伤害最大的头"),
+             name(avg_hurt)),
+        Fact("avg_same", Tr("on average, the same head", "平均而言是同一个头"), avg_attn[:2] == avg_hurt[:2])))
+
+
+ABLATION_SENTENCES = 300
+_RUN = Param("run", "choice", "seed0", Tr("which shipped training run", "随附的哪一次训练"), choices=("seed0", "seed1"))
+
+
+def _tiny_source(name: str):
+    """An engine.tiny function, imported only when its code is shown: the tiny model loads lazily."""
+    def source():
+        from .. import tiny
+        return getattr(tiny, name)
+    source.lazy = True
+    return source
+
+
+def _corpus_source(name: str):
+    def source():
+        from .. import corpus
+        return getattr(corpus, name)
+    source.lazy = True
+    return source
+
+
+def _ablation_average(run: str = "seed0"):
+    """Per head: mean attention from the verb's position to the subject, and the mean change in the
+    agreement margin when the head is silenced, over unseen sentences with a mismatched distractor."""
+    if run not in _ABLATION:
+        from .. import corpus, tiny
+        w, cfg, _ = _trained(run)
+        sentences = [s for s in corpus.draw(ABLATION_SENTENCES * 8, 11, "held-out") if s.mismatch][:ABLATION_SENTENCES]
+        ids = corpus.encode(sentences)
+        pos = np.array([s.verb_at for s in sentences])
+        subj = np.array([3 if s.tokens[1] in corpus.ADJECTIVES else 2 for s in sentences])
+        pairs = np.array([corpus.verb_pair(s) for s in sentences])
+        rows_ = np.arange(len(sentences))
+
+        def margins(mask=None):
+            keep = {}
+            logits = tiny.forward(w, cfg, ids[:, :-1], keep, mask)
+            at = logits[rows_, pos]
+            return at[rows_, pairs[:, 0]] - at[rows_, pairs[:, 1]], keep
+
+        base, keep = margins()
+        out = []
+        for layer in range(cfg.n_layer):
+            for h in range(cfg.n_head):
+                mask = np.ones((cfg.n_layer, cfg.n_head))
+                mask[layer, h] = 0
+                m, _ = margins(mask)
+                attn = keep["attn"][layer][rows_, h, pos, subj]
+                out.append((layer + 1, h, float(attn.mean()), float((m - base).mean()), float(np.mean(m <= 0))))
+        _ABLATION[run] = tuple(out)
+    return _ABLATION[run]
+
+
+_ABLATION: dict = {}
+
+
+def _wrapped_words(label, words, width=50):
+    """Rows of (label, words) no wider than width, the label on the first row only."""
+    lines, line = [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    lines.append(line)
+    return [(label if i == 0 else "", text) for i, text in enumerate(lines)]
+
+
+def _tiny_vocab():
+    from .. import corpus
+    groups = ((Tr("subjects and objects", "主语和宾语"), [w for pair in corpus.NOUNS for w in pair]),
+              (Tr("verbs that agree", "需要一致的动词"),
+               [w for pair in corpus.INTRANSITIVE + corpus.TRANSITIVE for w in pair]),
+              (Tr("past verbs", "过去式动词"), list(corpus.PAST)),
+              (Tr("other words", "其他词"), [corpus.THE, corpus.DOT, *corpus.ADJECTIVES, *corpus.DISTRACTOR_PREPS,
+                                             *corpus.PLACE_PREPS, *corpus.PLACES]))
+    h, length, floor = corpus.entropy_floor()
+    return Result("tiny-vocab", {}, (
+        Table("words", Tr("The tiny grammar's words", "小语法的词表"),
+              (col("group", "group", "类别"), col("words", "words", "词")),
+              tuple(row for g, ws in groups for row in _wrapped_words(g, ws))),
+    ), (Fact("floor", Tr("entropy floor, nats per token", "熵下限（每词元奈特）"), floor, ".4f"),
+        Fact("length", Tr("tokens per sentence, on average", "平均每句词元数"), length, ".2f")))
+
+
+register(View("tiny-vocab", Tr("The tiny grammar", "小语法"), (), _tiny_vocab, (_corpus_source("sample"),)))
+
+register(View("tiny-next", Tr("The trained tiny Llama: next token and logit lens", "训练好的小 Llama：下一个词元与逻辑透镜"),
+     (Param("sentence", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")),),
+     _tiny_next, (_tiny_source("forward"),)))
+
+register(View("tiny-attention", Tr("The trained tiny Llama: every head's attention", "训练好的小 Llama：每个头的注意力"),
+     (Param("sentence", "sentence", "the cat sat on the mat .", Tr("the sentence", "句子")),
+      Param("layer", "int", 1, Tr("which layer", "哪一层"), 1, 4)),
+     _tiny_attention, (_tiny_source("forward"),)))
+
+register(View("tiny-verb", Tr("The trained tiny Llama: where the verb looks", "训练好的小 Llama：动词看向哪里"),
+     (Param("sentence", "sentence", "the cat sat on the mat .", Tr("the sentence", "句子")),),
+     _tiny_verb, (_tiny_source("forward"),)))
+
+register(View("tiny-heads", Tr("The trained tiny Llama: heads pulled apart", "训练好的小 Llama：被拉开的各个头"),
+     (_RUN,), _tiny_heads, (_tiny_source("evaluate"), _tiny_source("head_entropies"))))
+
+register(View("tiny-ablation", Tr("The trained tiny Llama: which head carries agreement", "训练好的小 Llama：谁在传递主谓一致"),
+     (Param("sentence", "sentence", "the cat near the dogs sits .", Tr("a sentence with an agreeing verb",
+                                                                        "带一致动词的句子")), _RUN),
+     _tiny_ablation, (_tiny_source("forward"),)))

@@ -1,0 +1,36 @@
+"""Every table, row and figure of the current step's view: what a step leaves out is one key away."""
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from engine.views import VIEWS
+
+from ..i18n import t
+from ..plain import render_tables, settings_line
+
+
+class TablesScreen(ModalScreen):
+    """A scrollable window of the whole view at the current settings; Esc, t or q closes it."""
+
+    BINDINGS = [Binding("escape,t,q", "close", "close")]
+
+    def compose(self) -> ComposeResult:
+        tour = self.app.tour
+        result, lang = tour.result(), tour.lang
+        width = min(self.app.size.width - 6, 106)
+        with VerticalScroll(id="tables-box", classes="modal-box"):
+            yield Static(Text(t("all_rows_title", lang, view=VIEWS[result.view].title(lang)), style="bold"))
+            yield Static(Group(Text(settings_line(result.params), style="dim"),
+                               *render_tables(result, (), lang, width)))
+
+    def on_mount(self) -> None:
+        self.query_one("#tables-box").focus()
+
+    def action_close(self) -> None:
+        """Close the window."""
+        self.dismiss()
