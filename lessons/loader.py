@@ -400,11 +400,13 @@ def check_deep(lesson: Lesson) -> list[LessonError]:
             for base, name in ((step.params, "params"), ({**step.params, **(step.compare or {})}, "compare")):
                 if name == "compare" and step.compare is None:
                     continue
-                at = " at " + ", ".join(f"{k}={v}" for k, v in overrides.items()) if overrides else ""
+                at = " (at " + ", ".join(f"{k}={v}" for k, v in overrides.items()) + ")" if overrides else ""
                 try:
                     result = VIEWS[step.view].run({**base, **overrides})
                 except EngineError as e:
-                    err(step, f"the engine refuses it: {e.en}", "choose values the view accepts", name, at)
+                    keys = ",".join(x.key for x in lesson.experiments if x.param in overrides)
+                    err(step, f"the engine refuses it: {e.en}", "choose values the view accepts",
+                        f"experiments[{keys}].values" if overrides else name, at)
                     continue
                 tables = {t.key: t for t in result.tables}
                 for t in step.tables:

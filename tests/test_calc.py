@@ -159,3 +159,37 @@ def test_calc_refuses_bad_flags_in_one_line():
 def test_workbench_snapshot(snap_compare, tmp_path, lang):
     app = make_app(lang=lang, bench=Workbench.start("llama3-8b", context=32768), lessons=[], state_dir=tmp_path)
     assert snap_compare(app, terminal_size=(80, 24))
+
+
+async def test_keys_typed_while_the_workbench_opens_arrive_in_order(tmp_path):
+    """Backspace then digits, faster than the screen is built and without waiting between keys: none is
+    lost and none overtakes another (the Backspace used to run last and eat the 0: "324")."""
+    from textual import events
+    app = make_app(lang="en", lesson="params", state_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        for key, char in (("w", "w"), ("backspace", None), ("4", "4"), ("0", "0")):
+            app.post_message(events.Key(key, char))
+        await pilot.pause()
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, CalcScreen)
+        assert app.screen.query_one("#in-layers", Input).value == "340"
+        for key, char in (("backspace", None), ("backspace", None), ("7", "7")):  # on an open workbench too
+            app.post_message(events.Key(key, char))
+        await pilot.pause(0.3)
+        assert app.screen.query_one("#in-layers", Input).value == "37"
+        assert app.screen.bench.values["layers"] == "37"
+
+
+async def test_the_tied_field_reads_yes_or_no_in_chinese(tmp_path):
+    app = make_app(lang="zh", lesson="params", state_dir=tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("w")
+        await pilot.pause()
+        tied = app.screen.query_one("#in-tied", Input)
+        assert tied.value == "否" and app.screen.bench.values["tied"] == "off"
+        tied.value = "是"
+        await pilot.pause()
+        assert app.screen.bench.values["tied"] == "on"
+        await pilot.press("ctrl+l")
+        assert tied.value == "on"

@@ -12,7 +12,8 @@ from rich.console import Console
 
 from conftest import run_cli
 from engine.views import VIEWS
-from lessons.loader import PLACEHOLDER, SHIPPED, check_deep, load_lessons, parse_lesson
+from lessons.loader import SHIPPED, check_deep, load_lessons, parse_lesson, variants
+from lessons.template import TOKEN, is_control
 from tui.format import format_value
 from tui.plain import render_lesson
 
@@ -34,12 +35,28 @@ def test_every_step_and_experiment_value_runs_through_the_engine(lesson):
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
 def test_zh_and_en_say_the_same_numbers(lesson):
-    texts = [lesson.title] + [t for s in lesson.steps for t in (s.title, s.text)]
-    texts += [t for x in lesson.experiments for t in (x.title, x.text)] + list(lesson.pitfalls)
-    for text in texts:
+    for text in all_texts(lesson):
         assert text.zh.strip() and text.en.strip()
-        assert sorted(PLACEHOLDER.findall(text.zh)) == sorted(PLACEHOLDER.findall(text.en)), text.en[:60]
+        zh, en = TOKEN.findall(text.zh), TOKEN.findall(text.en)
+        assert sorted(zh) == sorted(en), text.en[:60]  # the same placeholders, in either word order
+        assert [r for r in zh if is_control(r)] == [r for r in en if is_control(r)], text.en[:60]  # same conditions
         assert text.zh.count("\n\n") == text.en.count("\n\n"), text.en[:60]  # the same paragraphs
+
+
+def all_texts(lesson):
+    """Every text of a lesson a learner reads."""
+    texts = [lesson.title] + [t for s in lesson.steps for t in (s.title, s.text, *s.hints.values())]
+    return texts + [t for x in lesson.experiments for t in (x.title, x.text)] + list(lesson.pitfalls)
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
+def test_lesson_text_has_no_ambiguous_width_characters(lesson):
+    """A character of ambiguous width (curly quotes, an ellipsis, an arrow) takes two cells in a CJK
+    terminal and one elsewhere, which shifts every line the layout measured."""
+    for text in all_texts(lesson):
+        for lang in ("zh", "en"):
+            bad = [ch for ch in text(lang) if unicodedata.east_asian_width(ch) == "A"]
+            assert not bad, (lesson.id, text(lang)[:40], bad)
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
@@ -50,14 +67,10 @@ def test_each_experiment_key_is_used_by_some_step(lesson):
 
 def _variants(lesson):
     for step in lesson.steps:
-        names = {p.name for p in VIEWS[step.view].params}
-        yield step, {}
-        if step.compare:
-            yield step, step.compare
-        for x in lesson.experiments:
-            if x.param in names:
-                for v in x.values:
-                    yield step, {x.param: v}
+        for overrides in variants(lesson, step):
+            yield step, overrides
+            if step.compare:
+                yield step, {**step.compare, **overrides}
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -135,6 +148,10 @@ def test_check_lessons_passes_on_the_shipped_folder():
     ("bad_placeholder", "01-holder.toml", "step 'one', field 'text.en'", "placeholder {sat.9.weight}"),
     ("file_name", "01-wrongname.toml", "lesson 'rightname', field 'id'", "does not match the id"),
     ("unknown_action", "01-act.toml", "field 'experiments[0].action'", "unknown action 'os.system'"),
+    ("bad_condition", "01-cond.toml", "step 'one', field 'text.en'", "no fact or setting 'sunny'"),
+    ("unbalanced_if", "01-open.toml", "step 'one', field 'text.en'", "an {if} without its {end}"),
+    ("stray_hint", "01-stray.toml", "step 'one', field 'hints.1'", "experiment '1' does not change this step"),
+    ("bad_rows", "01-rows.toml", "step 'one', field 'rows.sat'", "table 'sat' has 4 rows"),
 ])
 def test_each_problem_names_file_lesson_step_field_and_fix(case, file, where, words):
     lessons, errors = load_lessons(FIXTURES / case, strict=False)

@@ -3,14 +3,21 @@
 from pathlib import Path
 
 from rich.text import Text
+from textual import events
 from textual.app import App
 from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Input
 
 from .commands import LessonCommands, Palette
 from .i18n import t
 from .screens.lesson import LessonScreen
 from .state import Store
 from .tour import Tour
+
+
+class KeysReleased(Message):
+    """A new screen has its focus: the keys held while it was built can be handled now."""
 
 
 class XfTourApp(App):
@@ -26,6 +33,7 @@ class XfTourApp(App):
         super().__init__()
         self.tour, self.store, self._open, self._bench = tour, store, lesson, bench
         self._training = None  # the live run of the heads lesson: running, stop, lines
+        self._held_keys: list | None = [] if bench is not None else None  # keys typed while fields are built
 
     def on_mount(self) -> None:
         if self._bench is not None:  # xf-tour calc: the workbench on its own
@@ -126,7 +134,7 @@ class XfTourApp(App):
     def _training_lines(self, cfg, step, loss, reading, left) -> list[str]:
         lang = self.tour.lang
         filled = round(20 * step / cfg.steps)
-        ranges = "  ".join(f"{i}: {min(layer):.2f}-{max(layer):.2f}" for i, layer in enumerate(reading["layers"], 1))
+        ranges = " ".join(f"{min(layer):.2f}-{max(layer):.2f}" for layer in reading["layers"])
         return [t("training_line", lang, step=step, total=cfg.steps, loss=loss, agr=reading["agr"]),
                 "#" * filled + "." * (20 - filled) + "  " + t("training_left", lang, s=left, spread=reading["spread"]),
                 t("training_layers", lang, ranges=ranges)]
@@ -180,7 +188,41 @@ class XfTourApp(App):
         from .workbench import Workbench
 
         if not any(type(s).__name__ == "CalcScreen" for s in self.screen_stack):
+            self.hold_keys()
             self.push_screen(CalcScreen(Workbench.start(**fields)))
+
+    # --- keys typed while a screen is built -------------------------------------------------
+    # A key reaches the app twice: first it is forwarded to the focused widget, then it bubbles back and
+    # the app runs its binding. So the keys typed just after w were already on their way through the
+    # lesson screen when the workbench opened; coming back they found no binding there and a digit was
+    # lost, while the keys after them went straight to a field. So from the push until the new screen
+    # has focus the app holds every key, either way, then handles each in turn before the next.
+
+    def hold_keys(self) -> None:
+        """Hold key presses until release_keys(), or two seconds at most."""
+        self._held_keys = []
+        self.set_timer(2.0, self.release_keys)
+
+    def release_keys(self) -> None:
+        """Handle the held keys from the app's own queue, so that any key already waiting comes after them."""
+        self.post_message(KeysReleased())
+
+    async def on_keys_released(self, message: KeysReleased) -> None:
+        if self._held_keys is None:
+            return
+        held, self._held_keys = self._held_keys, None
+        for key in held:
+            if await self._check_bindings(key.key, priority=True) or await self._check_bindings(key.key):
+                continue
+            focused = self.focused
+            if key.is_printable and isinstance(focused, Input) and not focused.disabled:
+                focused.insert_text_at_cursor(key.character)
+
+    async def on_event(self, event: events.Event) -> None:
+        if self._held_keys is not None and isinstance(event, events.Key):
+            self._held_keys.append(event)
+            return
+        await super().on_event(event)
 
 
 def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Path | None = None,

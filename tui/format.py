@@ -1,5 +1,7 @@
 """How a raw engine value is written on screen, in either language."""
 
+import math
+
 from rich.cells import cell_len
 
 UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
@@ -38,7 +40,9 @@ def format_value(value, fmt: str, lang: str) -> str:
     if fmt == "sig3":  # three significant digits, but never an exponent
         return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
     if fmt == "pct":
-        return f"{value * 100:.1g} %" if 0 < value < 0.0005 else f"{value * 100:.1f} %"  # 0.004 %, not <0.1 %
+        if 0 < value < 0.0005:  # one significant digit, never an exponent: 0.004 %, 0.00006 %
+            return f"{value * 100:.{-math.floor(math.log10(value * 100))}f} %"
+        return f"{value * 100:.1f} %"
     if fmt == "bytes":
         return human_bytes(value)
     if fmt == "mask":

@@ -373,13 +373,13 @@ def build(tour, width: int, lit=None, marks: Marks = Marks(), message: Text | No
     return Page(title, page_body, message, footer)
 
 
-def idle_message(tour, width: int = MIN_WIDTH) -> str:
-    """What the keys do, before any is pressed on this step: each key that works here and its title,
-    then how the keys behave if that still fits the two message lines."""
+def idle_message(tour, width: int = MIN_WIDTH, lit=None) -> str:
+    """What the keys do, before any is pressed on this step: each key that works here (by `lit`, by default
+    every key whose setting the step has) and its title, then how the keys behave if that still fits."""
     lang = tour.lang
     if tour.on_recap():
         return t("recap_keys", lang)
-    live = [x for x in tour.lesson.experiments if tour.takes(x)]
+    live = [x for x in tour.lesson.experiments if (lit or tour.takes)(x)]
     if not live:
         return t("no_experiments_here", lang)
     sep = "；" if lang == "zh" else "; "
@@ -398,7 +398,7 @@ def training_panel(lines: list[str]) -> Text:
 
 # --- does every step fit? -----------------------------------------------------------------------
 
-def fit_problems(lessons, width: int = MIN_WIDTH, height: int = MIN_HEIGHT) -> list:
+def fit_problems(lessons, width: int = MIN_WIDTH, height: int = MIN_HEIGHT, only=None) -> list:
     """Every page of every lesson, in both languages, at every setting its experiment keys reach, laid
     out at width x height: a LessonError for each step that would leave something to scroll, and for
     each hint or key list that would not fit the message lines."""
@@ -415,6 +415,8 @@ def fit_problems(lessons, width: int = MIN_WIDTH, height: int = MIN_HEIGHT) -> l
             errors.append(LessonError(lesson.path, message, fix, lesson.id, step_id, fld))
 
     for lesson in lessons:
+        if only is not None and lesson.id not in only:
+            continue
         for lang in LANGS:
             tour = Tour(lessons, Progress(), lang)
             for index, step in enumerate(lesson.steps):

@@ -162,10 +162,15 @@ def fill_marked(text: str, result: Result, lang: str, marked=frozenset()) -> tup
 
 
 def render_lesson(lesson, lang: str, width: int = 80) -> Group:
-    """A lesson as a person reads it: each step's prose and tables, then the experiments and pitfalls."""
+    """A lesson as a person reads it: each step's prose and tables, then what each of its keys does, as the
+    app says it after one press; then the experiments and the pitfalls."""
     from engine.views import VIEWS
+    from lessons.loader import applies
+
+    from .i18n import t as text_of
 
     t = (lambda en, zh: zh if lang == "zh" else en)
+    colon = "：" if lang == "zh" else ": "
     parts = [Text(f"{lesson.order}. {lesson.title(lang)}", style="bold underline"), Text("")]
     for i, step in enumerate(lesson.steps, 1):
         view = VIEWS[step.view]
@@ -177,16 +182,22 @@ def render_lesson(lesson, lang: str, width: int = 80) -> Group:
         parts += render_tables(result, step.tables, lang, width)
         if step.compare is not None:
             other = view.run({**step.params, **step.compare})
-            parts += [Text(t("Beside it: ", "对照：") + settings_line(other.params), style="bold")]
+            parts += [Text(text_of("below", lang, settings=settings_line(other.params)), style="bold")]
             parts += render_tables(other, step.tables, lang, width)
+        for x in lesson.experiments:
+            if x.action is None and applies(x, step):  # the hint as the app gives it after one press
+                now = result.params.get(x.param)
+                value = x.values[(x.values.index(now) + 1) % len(x.values) if now in x.values else 0]
+                pressed = view.run({**step.params, x.param: value})
+                line = f"[{x.key}] {x.param} {fmt_value(now)} -> {fmt_value(value)}{colon}"
+                parts += prose(line + fill(step.hint(x, lang), pressed, lang), width, indent=2, gap=False)
+        parts.append(Text(""))
     if lesson.experiments:
         parts += [Text(t("Experiments", "实验"), style="bold underline")]
         for x in lesson.experiments:
             values = " -> ".join(fmt_value(v) for v in x.values)
-            colon = "：" if lang == "zh" else ": "
             what = f"{x.param} = {values}" if x.action is None else t("(in the app)", "（在交互界面里）")
             parts += prose(f"[{x.key}] {x.title(lang)}{colon}{what}", width, style="bold", gap=False)
-            parts += prose(x.text(lang), width, indent=4, gap=False)
         parts.append(Text(""))
     if lesson.pitfalls:
         parts += [Text(t("Pitfalls", "常见误区"), style="bold underline")]

@@ -16,6 +16,7 @@ def _context(preset, prompt, dtype):
         linear, attn = sizing.prefill_flops(cfg, n)
         prefill.append((n, n * n, (linear + attn) / 1e12, attn / (linear + attn), sizing.kv_cache_bytes(cfg, n)))
     decode = tuple((f"{bw / 1e9:,.0f} GB/s", sizing.decode_tokens_per_second(cfg, bw, dtype)) for bw in _BANDWIDTHS)
+    chosen_linear, chosen_attn = sizing.prefill_flops(cfg, prompt)
     return Result("context", dict(preset=preset, prompt=prompt, dtype=dtype), (
         Table("prefill", Tr(f"Reading the prompt: {cfg.name}", f"读入提示词：{cfg.name}"),
               (col("n", "prompt", "提示词", ","), col("scores", "scores per head", "每头打分数", ","),
@@ -31,7 +32,15 @@ def _context(preset, prompt, dtype):
     ), (Fact("weights", Tr(f"weights in {dtype}", f"{dtype} 权重"), sizing.weight_bytes(cfg, dtype), "bytes"),
         Fact("weights_gb", Tr(f"weights in {dtype}, GB (10^9 bytes, as bandwidth is quoted)",
                               f"{dtype} 权重，GB（10^9 字节，和带宽的单位一致）"),
-             sizing.weight_bytes(cfg, dtype) / 1e9, ",.2f")))
+             sizing.weight_bytes(cfg, dtype) / 1e9, ",.2f"),
+        Fact("model", Tr("model", "模型"), cfg.name),
+        Fact("heads", Tr("query heads per layer", "每层的查询头数"), cfg.n_head, ","),
+        Fact("kv_heads", Tr("key/value heads per layer", "每层的键值头数"), cfg.n_kv_head, ","),
+        Fact("gqa", Tr("query heads share key/value heads", "查询头共用键值头"), cfg.n_kv_head < cfg.n_head),
+        Fact("prompt_share", Tr("at the chosen length, attention's share of the prefill",
+                                "选的长度下，注意力占预填充的比例"), chosen_attn / (chosen_linear + chosen_attn), "pct"),
+        Fact("prompt_cache", Tr("at the chosen length, the KV cache", "选的长度下的 KV 缓存"),
+             sizing.kv_cache_bytes(cfg, prompt), "bytes")))
 
 
 register(View("context", Tr("The cost of context", "上下文的代价"),

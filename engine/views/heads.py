@@ -1,5 +1,7 @@
 """Lesson 4: one vector cut into heads."""
 
+import numpy as np
+
 from .. import demos, ops
 from ..errors import ParamError
 from .core import Column, Fact, Param, Result, Table, Tr, View, col, matrix_table, register, token_labels
@@ -28,10 +30,21 @@ def _heads(heads, seed, n):
                                                                   for j, lab in enumerate(labels)),
                         tuple((h, *map(float, w[-1])) for h, w in enumerate(r.weights)), heat=True))
     tables += [matrix_table(f"head{h}", Tr(f"Head {h}", f"{h} 号头"), w, labels) for h, w in enumerate(r.weights)]
+    last = r.weights[:, -1, :]  # [n_head, n_seq]: where the last token looks in each head
+    sharp, flat = int(np.argmax(last.max(axis=1))), int(np.argmin(last.max(axis=1)))
     return Result("heads", dict(heads=heads, seed=seed, n=n), tuple(tables), (
         Fact("spread", Tr("entropy ratio between heads, max / min", "各头熵之比（最大 / 最小）"), r.entropy_spread, ".2f"),
         Fact("layer_params", Tr("parameters of W_q, W_k, W_v, W_o", "W_q、W_k、W_v、W_o 的参数量"),
              r.layer_params, ","),
+        Fact("last_sharp_head", Tr("the last token's sharpest head", "最后一个词元看得最集中的头"),
+             sharp, "d"),
+        Fact("last_sharp_weight", Tr("that head's top weight", "该头的最大权重"), float(last[sharp].max()), ".3f"),
+        Fact("last_sharp_token", Tr("that head's top token", "该头最看重的词元"), labels[int(np.argmax(last[sharp]))]),
+        Fact("last_flat_head", Tr("the last token's flattest head", "最后一个词元看得最平均的头"),
+             flat, "d"),
+        Fact("last_flat_weight", Tr("the flattest head's top weight", "最平均的头的最大权重"), float(last[flat].max()), ".3f"),
+        Fact("last_tops", Tr("different top tokens across heads", "各头排第一的词元有几个不同"),
+             len(set(np.argmax(last, axis=1).tolist())), "d"),
     ))
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import demos, llama, ops
-from .core import Param, Result, Table, Tr, View, col, matrix_table, register, token_labels
+from .core import Fact, Param, Result, Table, Tr, View, col, matrix_table, register, token_labels
 
 
 def _mask(n):
@@ -36,13 +36,15 @@ def _residual(residual, seed, layers):
               (col("stage", "after", "阶段"), col("shape", "shape", "形状"),
                col("norm_on", "|x| add", "|x| 残差", ".2f"), col("cos_on", "cos add", "cos 残差", "+.2f"),
                col("norm_off", "|x| replace", "|x| 无残差", ".2f"), col("cos_off", "cos replace", "cos 无残差", "+.2f")),
-              rows, note=Tr("|x|: mean length of a token's vector; cos: its cosine with the token's embedding, "
-                            "how much of the embedding is still there",
+              rows, note=Tr("|x|: mean length of a token's vector; cos: its cosine with its own embedding",
                             "|x|：每个词元向量的平均长度；cos：它与该词元嵌入的余弦，即嵌入还剩多少")),
         Table("next", Tr("Top 5 next tokens (random weights: no knowledge)", "下一个词元前 5 名（随机权重，没有知识）"),
               (col("rank", "rank", "名次"), col("token", "token", "词元"), col("p", "probability", "概率", ".3f")),
               tuple((i + 1, llama.VOCAB[t], float(probs[t])) for i, t in enumerate(top))),
-    ))
+    ), (Fact("last_cos_on", Tr("cos with the embedding after the last layer, with the adds",
+                               "最后一层之后与嵌入的余弦（相加）"), rows[-1][3], "+.2f"),
+        Fact("last_cos_off", Tr("cos with the embedding after the last layer, replacing x",
+                                "最后一层之后与嵌入的余弦（替换）"), rows[-1][5], "+.2f")))
 
 
 register(View("mask", Tr("The causal mask", "因果掩码"),

@@ -63,7 +63,26 @@ def _config_params(default_preset="llama2-7b"):
 def _params(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied, context):
     cfg = config_from(preset, layers, hidden, heads, kv_heads, head_dim, ffn, vocab, tied)
     published = sizing.PUBLISHED.get(preset)
-    return params_result(cfg, context, published, params_settings(cfg, preset, context))
+    base = sizing.preset(preset)
+    return params_result(cfg, context, published, params_settings(cfg, preset, context),
+                         name=_changed_name(base, cfg), published_name=base.name)
+
+
+def _changed_name(base: sizing.ModelConfig, cfg: sizing.ModelConfig) -> Tr | None:
+    """A preset with some fields changed is no longer that model: the titles say what changed."""
+    if cfg == base:
+        return None
+    changes = [(cfg.n_layer != base.n_layer, f"{cfg.n_layer} layers", f"{cfg.n_layer} 层"),
+               (cfg.d_model != base.d_model, f"d_model {cfg.d_model}", f"d_model {cfg.d_model}"),
+               (cfg.n_head != base.n_head, f"{cfg.n_head} heads", f"{cfg.n_head} 个头"),
+               (cfg.n_kv_head != base.n_kv_head, f"kv_heads {cfg.n_kv_head}", f"kv_heads {cfg.n_kv_head}"),
+               (cfg.d_ff != base.d_ff, f"ffn {cfg.d_ff}", f"ffn {cfg.d_ff}"),
+               (cfg.n_vocab != base.n_vocab, f"vocab {cfg.n_vocab}", f"vocab {cfg.n_vocab}")]
+    changes = [(en, zh) for changed, en, zh in changes if changed]
+    if not changes or len(changes) > 2:  # head_dim, tied, or many fields: say only that it changed
+        return Tr(f"{base.name}, changed", f"{base.name}（已改动）")
+    return Tr(f"{base.name} with " + " and ".join(en for en, _ in changes),
+              f"{base.name}（改为 " + "、".join(zh for _, zh in changes) + "）")
 
 
 def params_settings(cfg: sizing.ModelConfig, preset: str, context: int) -> dict:
@@ -72,7 +91,16 @@ def params_settings(cfg: sizing.ModelConfig, preset: str, context: int) -> dict:
                 head_dim=cfg.d_head, ffn=cfg.d_ff, vocab=cfg.n_vocab, tied=cfg.tied_embeddings, context=context)
 
 
-def _summary_table(cfg: sizing.ModelConfig, rep: dict) -> Table:
+def _model_name(cfg: sizing.ModelConfig, name: Tr | None) -> Tr:
+    return name or Tr(cfg.name or "this model", cfg.name or "当前模型")
+
+
+def _zh_then(name: str, words: str) -> str:
+    """A model's name then Chinese words: a space after a Latin name, none after a closing bracket."""
+    return name + words if name.endswith("）") else f"{name} {words}"
+
+
+def _summary_table(cfg: sizing.ModelConfig, rep: dict, name: Tr | None = None) -> Table:
     """The count laid out as the reference documents lay it out, norms last, so the gap shows."""
     items, L = rep["items"], cfg.n_layer
     group = {g: sum(n for k, n in items.items() if k.startswith(g + "/")) for g in ("attention", "ffn", "norm")}
@@ -91,23 +119,27 @@ def _summary_table(cfg: sizing.ModelConfig, rep: dict) -> Table:
         (Tr("final RMSNorm", "最终 RMSNorm"), items["norm/final"]),
         (Tr("total", "总计"), rep["total"]),
     )
-    return Table("summary", Tr(f"{cfg.name or 'This model'}, counted", f"{cfg.name or '当前模型'} 逐项计数"),
+    name = _model_name(cfg, name)
+    en = name.en[:1].upper() + name.en[1:]
+    return Table("summary", Tr(f"{en}, counted", _zh_then(name.zh, "逐项计数")),
                  (col("part", "part", "部件"), col("count", "count", "参数量", ","),
                   col("short", "short", "约合", "short")), tuple((name, n, n) for name, n in rows))
 
 
-def _shares_table(cfg: sizing.ModelConfig, rep: dict) -> Table:
-    total = rep["total"]
-    return Table("shares", Tr(f"Where the parameters of {cfg.name or 'this model'} live",
-                              f"{cfg.name or '当前模型'} 的参数分布"),
+def _shares_table(cfg: sizing.ModelConfig, rep: dict, name: Tr | None = None) -> Table:
+    total, name = rep["total"], _model_name(cfg, name)
+    return Table("shares", Tr(f"Where the parameters of {name.en} live", _zh_then(name.zh, "的参数分布")),
                  (col("group", "group", "部分"), col("count", "count", "参数量", ","),
                   col("share", "share", "占比", "pct")),
                  tuple((_GROUP_NAMES[g], n, n / total) for g, n in sizing.group_counts(cfg).items()))
 
 
 def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int | None = None,
-                  settings: dict | None = None) -> Result:
-    """The sizing tables of one config: the itemised count, the shares, weight memory and the KV cache."""
+                  settings: dict | None = None, name: Tr | None = None, published_name: str | None = None) -> Result:
+    """The sizing tables of one config: the itemised count, the shares, weight memory and the KV cache.
+
+    `name` titles the tables when it is not cfg.name (a preset with fields changed); `published_name`
+    is the model whose published count `published` is."""
     rep = sizing.report(cfg, context, published)
     total, form = rep["total"], formulas(cfg)
     rows = tuple((_PART_NAMES[k], form[k], n, n / total) for k, n in rep["items"].items())
@@ -118,16 +150,17 @@ def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int |
              Fact("norms", Tr("all RMSNorm weights", "全部 RMSNorm 权重"),
                   sum(n for k, n in rep["items"].items() if k.startswith("norm/")), ",")]
     if published is not None:  # the preset's, even when fields were changed: the screen says which
-        facts.append(Fact("published", Tr(f"published count of {cfg.name}", f"{cfg.name} 公布的参数量"),
+        published_name = published_name or cfg.name
+        facts.append(Fact("published", Tr(f"published count of {published_name}", f"{published_name} 公布的参数量"),
                           published, ","))
         facts.append(Fact("matches", Tr("this count equals it", "本次计数与之相等"), total == published))
     kv = rep["kv_cache"]
     return Result("params", settings or {}, (
-        _summary_table(cfg, rep),
+        _summary_table(cfg, rep, name),
         Table("items", Tr("Every parameter, by part", "逐项参数量"),
               (col("part", "part", "部件"), col("formula", "formula", "算式"), col("count", "count", "参数量", ","),
                col("share", "share", "占比", "pct")), rows),
-        _shares_table(cfg, rep),
+        _shares_table(cfg, rep, name),
         Table("memory", Tr("Memory: the weights, and full fine-tuning", "内存：权重，以及全量微调"),
               (col("dtype", "dtype", "精度"), col("bytes", "bytes", "字节", ","), col("size", "size", "大小", "bytes")),
               tuple((dtype, b, b) for dtype, b in rep["weight_bytes"].items())
@@ -167,6 +200,8 @@ def _kvcache(preset, context, kv_heads, batch, dtype):
         Fact("group", Tr("query heads per KV head", "每个键值头对应的查询头"), cfg.n_head // cfg.n_kv_head, "d"),
         Fact("grouped", Tr("query heads share KV heads", "查询头共享键值头"), cfg.n_kv_head < cfg.n_head),
         Fact("mqa", Tr("one KV head for all", "所有查询头共用一个键值头"), cfg.n_kv_head == 1),
+        Fact("changed", Tr(f"kv_heads differs from {cfg.name}'s own", f"kv_heads 与 {cfg.name} 原本的不同"),
+             cfg.n_kv_head != sizing.preset(preset).n_kv_head),
         Fact("model", Tr("model", "模型"), cfg.name)))
 
 

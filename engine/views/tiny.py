@@ -75,7 +75,7 @@ def _tiny_attention(sentence, layer):
     tables = []
     for h in range(cfg.n_head):
         cols = (Column("token", Tr("query", "查询")),) + tuple(Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
-        tables.append(Table(f"head{h}", Tr(f"Layer {layer}, head {h}", f"{layer} 层 {h} 号头"), cols,
+        tables.append(Table(f"head{h}", Tr(f"Layer {layer}, head {h}", f"第 {layer} 层 {h} 号头"), cols,
                             tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, p[h])), heat=True))
     return Result("tiny-attention", dict(sentence=sentence, layer=layer), tuple(tables),
                   _verb_look(words, keep, cfg)[1])
@@ -109,7 +109,7 @@ def _verb_look(words, keep, cfg):
     facts = (Fact("verb", Tr("the verb", "动词"), words[v]), Fact("subject", Tr("its subject", "它的主语"), words[subj]),
              Fact("best_head", Tr("over both layers, the head attending most from the verb to its subject",
                                   "两层中从动词看向主语最集中的头"),
-                  Tr(f"layer {best_layer} head {best_head}", f"{best_layer} 层 {best_head} 号头")),
+                  Tr(f"layer {best_layer} head {best_head}", f"第 {best_layer} 层 {best_head} 号头")),
              Fact("best_row", Tr("its row in the table", "它在表里的行"), f"{best_layer}.{best_head}"),
              Fact("best_weight", Tr("with weight", "权重"), float(weight), ".2f"))
     return table, facts
@@ -168,7 +168,7 @@ def _tiny_ablation(sentence, run):
     average = _ablation_average(run)
     avg_attn = max(average, key=lambda r: r[2])
     avg_hurt = min(average, key=lambda r: r[3])
-    name = lambda r: Tr(f"layer {r[0]} head {r[1]}", f"{r[0]} 层 {r[1]} 号头")  # noqa: E731
+    name = lambda r: Tr(f"layer {r[0]} head {r[1]}", f"第 {r[0]} 层 {r[1]} 号头")  # noqa: E731
     return Result("tiny-ablation", dict(sentence=sentence, run=run), (
         Table("heads", Tr(f'Which head carries agreement in "{sentence}"', f"「{sentence}」里谁在传递主谓一致"),
               (col("layer", "layer", "层", "d"), col("head", "head", "头", "d"),
@@ -186,10 +186,10 @@ def _tiny_ablation(sentence, run):
                col("flipped", "agreement lost", "一致出错比例", "pct")), average),
     ), (Fact("margin", Tr("margin with every head", "所有头都在时的差值"), base, "+.2f"),
         Fact("most_attention", Tr("looks hardest at the subject", "最关注主语的头"), name(most_attn)),
-        Fact("most_needed", Tr("its removal hurts agreement most", "去掉后对一致伤害最大的头"), name(most_hurt)),
+        Fact("most_needed", Tr("silencing it lowers the margin most", "静音后差值降得最多的头"), name(most_hurt)),
         Fact("same_head", Tr("the same head", "是同一个头"), same),
         Fact("avg_attention", Tr("on average, looks hardest at the subject", "平均而言最关注主语的头"), name(avg_attn)),
-        Fact("avg_needed", Tr("on average, hurts agreement most when removed", "平均而言去掉后伤害最大的头"),
+        Fact("avg_needed", Tr("on average, silencing it lowers the margin most", "平均而言静音后差值降得最多的头"),
              name(avg_hurt)),
         Fact("avg_same", Tr("on average, the same head", "平均而言是同一个头"), avg_attn[:2] == avg_hurt[:2])))
 

@@ -16,6 +16,7 @@ from ..format import format_value, human_bytes, short_count, wrap_text
 from ..i18n import t
 from ..plain import PLAIN
 from ..widgets.flat import flatten
+from ..widgets.field import Field
 from ..widgets.keybar import KeyBar
 from engine.sizing import SOURCES
 
@@ -23,7 +24,8 @@ from ..workbench import FIELDS, Workbench
 
 FIELDS_WIDTH = 27  # the fields column, as in app.tcss
 SUGGEST = {"preset": list(sizing.PRESETS), "weights": list(sizing.BYTES_PER_PARAM),
-           "cache": list(sizing.BYTES_PER_PARAM), "tied": ["on", "off"]}
+           "cache": list(sizing.BYTES_PER_PARAM), "tied": ["on", "off", "是", "否"]}
+TIED_ZH = {"on": "是", "off": "否"}  # the tied field reads yes/no in Chinese; the workbench keeps on/off
 PARTS = (  # itemised rows: (label, keys in param_count summed, whether per layer)
     (("embedding", "词嵌入"), ("embedding",), False),
     (("attention W_q", "注意力 W_q"), ("attention/q",), True),
@@ -70,6 +72,8 @@ class CalcScreen(Screen):
         Binding("escape", "back", "back", show=False),
     ]
 
+    AUTO_FOCUS = "#in-layers"  # focused as soon as the fields exist, not after the first frame
+
     def __init__(self, bench: Workbench, standalone: bool = False):
         super().__init__()
         self.bench, self.standalone = bench, standalone
@@ -86,7 +90,7 @@ class CalcScreen(Screen):
                     with Horizontal(classes="field-row"):
                         yield Label(id=f"label-{f.name}", classes="field-label")
                         suggest = SuggestFromList(SUGGEST[f.name]) if f.name in SUGGEST else None
-                        yield Input(self.bench.values.get(f.name, ""), id=f"in-{f.name}", suggester=suggest,
+                        yield Field(self._shown(f.name), id=f"in-{f.name}", suggester=suggest,
                                     compact=True, select_on_focus=False)
             with VerticalScroll(id="outputs"):
                 yield Static(id="summary")
@@ -97,19 +101,27 @@ class CalcScreen(Screen):
         yield KeyBar(id="calc-keys")
 
     def on_mount(self) -> None:
-        self.query_one("#in-layers", Input).focus()
         self.redraw()
+        self.app.release_keys()  # the fields exist and one has focus: keys typed meanwhile go to it
 
     def on_resize(self) -> None:
         self.redraw()
 
     # --- input --------------------------------------------------------------------------
 
+    def _shown(self, name: str) -> str:
+        """A field's value as the learner reads it in the current language."""
+        value = self.bench.values.get(name, "")
+        return TIED_ZH.get(value, value) if name == "tied" and self.lang == "zh" else value
+
     def on_input_changed(self, event: Input.Changed) -> None:
         name = event.input.id.removeprefix("in-")
-        if self.bench.values.get(name) == event.value:
+        value = event.value
+        if name == "tied":
+            value = {zh: en for en, zh in TIED_ZH.items()}.get(value.strip(), value)
+        if self.bench.values.get(name) == value:
             return
-        self.bench.set(name, event.value)
+        self.bench.set(name, value)
         if name == "preset" and event.value.strip() in sizing.PRESETS:
             self._sync_inputs(skip="preset")
         self.redraw()
@@ -118,7 +130,7 @@ class CalcScreen(Screen):
         """Show the workbench's values in the inputs (after a preset or a reset)."""
         for f in FIELDS:
             widget = self.query_one(f"#in-{f.name}", Input)
-            value = self.bench.values.get(f.name, "")
+            value = self._shown(f.name)
             if f.name != skip and widget.value != value:
                 with widget.prevent(Input.Changed):
                     widget.value = value
@@ -279,6 +291,7 @@ class CalcScreen(Screen):
     def action_language(self) -> None:
         """Switch between Chinese and English."""
         self.app.set_language("en" if self.lang == "zh" else "zh")
+        self._sync_inputs()
 
     def action_back(self) -> None:
         """Back to the lesson (when the workbench was opened from one)."""

@@ -25,6 +25,36 @@ def sources(view_id: str) -> str:
     return "\n\n".join(inspect.getsource(f).rstrip() for f in functions(view_id))
 
 
+def wrap_code(source: str, width: int) -> str:
+    """Source lines longer than `width` broken at spaces, each continuation indented like its line: a
+    narrow window reads like the file, not like a ragged paragraph. A comment that does not fit beside
+    its code moves under it, still a comment, and a long comment goes on as a comment."""
+    out = []
+    for line in source.splitlines():
+        body = line.lstrip(" ")
+        indent = " " * (len(line) - len(body))
+        code, sep, comment = line.partition("  # ")
+        if sep and len(line) > width and not body.startswith("#"):
+            out += _wrap_line(code.rstrip(), indent, indent + "    ", width)
+            under = indent + ("    " if code.rstrip().endswith(":") else "")  # a def's comment sits in its body
+            out += _wrap_line(under + "# " + comment, under, under + "# ", width)
+        elif body.startswith("#"):
+            out += _wrap_line(line, indent, indent + "# ", width)
+        else:
+            out += _wrap_line(line, indent, indent + "    ", width)
+    return "\n".join(out)
+
+
+def _wrap_line(line: str, indent: str, hanging: str, width: int) -> list[str]:
+    """One line broken at spaces to `width`; every piece after the first starts with `hanging`."""
+    out = []
+    while len(line) > width and " " in line[len(indent) + 1:width]:
+        cut = line.rindex(" ", len(indent) + 1, width)
+        out.append(line[:cut].rstrip())
+        line = hanging + line[cut:].strip()
+    return out + [line]
+
+
 class CodeScreen(ModalScreen):
     """A scrollable window of highlighted source; Esc, c or q closes it."""
 
@@ -36,7 +66,8 @@ class CodeScreen(ModalScreen):
         names = ", ".join(f"{f.__module__}.{f.__name__}" for f in functions(view.id))
         with VerticalScroll(id="code-box", classes="modal-box"):
             yield Static(Text(t("code_title", tour.lang, names=names), style="bold"))
-            yield Static(Syntax(sources(view.id), "python", theme="ansi_dark", line_numbers=False, word_wrap=True))
+            width = min(self.app.size.width, 110) - 8  # the window's border and padding
+            yield Static(Syntax(wrap_code(sources(view.id), width), "python", theme="ansi_dark", line_numbers=False))
 
     def on_mount(self) -> None:
         self.query_one("#code-box").focus()

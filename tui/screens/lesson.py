@@ -16,6 +16,7 @@ from lessons.template import pieces
 from .. import page
 from ..i18n import t
 from ..plain import fill
+from ..widgets.lines import Lines
 
 
 class LessonScreen(Screen):
@@ -36,21 +37,25 @@ class LessonScreen(Screen):
     ]
 
     def compose(self) -> ComposeResult:
-        yield Static(id="title")
+        yield Lines(id="title")
         with VerticalScroll(id="body"):
             with Container(id="columns"):
-                yield Static(id="tables")
-                yield Static(id="prose")
-        yield Static(id="message")
-        yield Static(id="keys")
+                yield Lines(id="tables")
+                yield Lines(id="prose")
+        yield Lines(id="message")
+        yield Lines(id="keys")
         yield Static(id="small")
 
-    def on_mount(self) -> None:
+    def __init__(self):
+        super().__init__()
         self._drawn: dict[str, object] = {}
         self._marks = page.Marks()
         self._note: tuple | None = None   # (head, tail, style) in the message lines; None: what the keys do
         self._pressed = None              # (experiment, result before, value before) while a slow view computes
         self._painted = False             # until the first frame is up, keys are lit by the cheap test (see _lit)
+        self.footer: list[page.Key] = []  # what the footer shows: the tests read which keys are lit
+
+    def on_mount(self) -> None:
         self.query_one("#body").focus()
         self.redraw()
         self.call_after_refresh(self._first_paint_done)
@@ -81,10 +86,11 @@ class LessonScreen(Screen):
         self.redraw()
 
     def _set(self, widget_id: str, key, make) -> None:
-        """Update a widget only when what it shows has changed: fewer bytes down an SSH link."""
+        """Update a part only when its inputs have changed; the part repaints only the lines that differ."""
         if self._drawn.get(widget_id) != key:
             self._drawn[widget_id] = key
-            self.query_one(f"#{widget_id}", Static).update(make())
+            widget = self.query_one(f"#{widget_id}")
+            widget.update(make()) if isinstance(widget, Static) else widget.show(make())
 
     def say(self, head: str = "", tail: str = "", style: str = "italic") -> None:
         """Put a note in the message lines until the next key; redraw."""
@@ -123,7 +129,7 @@ class LessonScreen(Screen):
             self._drawn["body"] = body_key
             self._draw_body(w, training)
         self._draw_message(w)
-        items = page.footer_items(tour, self._lit, self._marks, self.app.training_running())
+        items = self.footer = page.footer_items(tour, self._lit, self._marks, self.app.training_running())
         self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked) for i in items), w),
                   lambda: Text("\n").join(page.footer_lines(items, w)))
         self.call_after_refresh(self._mark_overflow)
@@ -134,29 +140,34 @@ class LessonScreen(Screen):
             b = page.recap_body(tour, w)
         else:
             b = page.body(tour.result(), tour.compare_result(), tour.step, tour.lang, w, self._marks, training)
-        self.set_class(b.wide, "-wide")
-        tables, prose = self.query_one("#tables", Static), self.query_one("#prose", Static)
-        tables.display = bool(b.tables.plain)
-        tables.styles.width = b.tables_width if b.wide else "100%"
-        prose.styles.width = b.prose_width if b.wide else "100%"
-        prose.set_class(bool(b.tables.plain), "-below-tables")
-        tables.update(b.tables)
-        prose.update(b.prose)
+        tables, prose = self.query_one("#tables", Lines), self.query_one("#prose", Lines)
+        shape = (b.wide, b.tables_width, b.prose_width, bool(b.tables.plain))
+        if self._drawn.get("shape") != shape:  # a change of layout repaints the whole screen: only when needed
+            self._drawn["shape"] = shape
+            self.set_class(b.wide, "-wide")
+            tables.display = bool(b.tables.plain)
+            tables.styles.width = b.tables_width if b.wide else "100%"
+            prose.styles.width = b.prose_width if b.wide else "100%"
+            prose.set_class(bool(b.tables.plain), "-below-tables")
+        tables.show(b.tables)
+        prose.show(b.prose)
 
     def _draw_message(self, w: int) -> None:
         if self._note is not None:
             head, tail, style = self._note
             self._set("message", ("note", self._note, w), lambda: page.message_lines(head, tail, w, style))
         else:
-            idle = page.idle_message(self.tour, w)
+            idle = page.idle_message(self.tour, w, self._lit)
             self._set("message", ("idle", idle, w), lambda: page.message_lines("", idle, w, "dim"))
 
     def _mark_overflow(self) -> None:
         """If the body must scroll (only a learner's own over-long step can), say so plainly on its border."""
         body = self.query_one("#body")
         over = body.max_scroll_y > 0
-        body.set_class(over, "-overflow")
-        body.border_subtitle = t("more_below", self.tour.lang) if over else ""
+        subtitle = t("more_below", self.tour.lang) if over else ""
+        if body.has_class("-overflow") != over or body.border_subtitle != subtitle:  # else: no repaint
+            body.set_class(over, "-overflow")
+            body.border_subtitle = subtitle
 
     def _training_here(self) -> bool:
         """The live-training panel shows only on the step whose key runs it."""

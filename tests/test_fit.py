@@ -1,0 +1,219 @@
+"""One step, one screen: every page of every lesson fits 80x24 in zh and en, before and after every
+value of every experiment key, and what a key changed is marked and in view."""
+
+import pytest
+
+from conftest import run_cli
+from lessons.loader import load_lessons
+from tui.app import make_app
+from tui.page import MIN_HEIGHT, MIN_WIDTH, fit_problems
+from tui.screens.lesson import LessonScreen
+
+from test_lessons import FIXTURES
+
+LESSONS, _ = load_lessons()
+
+
+def test_every_page_fits_at_every_reachable_setting():
+    """The layout check of check-lessons: every combination of experiment values, both languages."""
+    problems = fit_problems(LESSONS)
+    assert problems == [], "\n".join(map(str, problems))
+
+
+def body_fits(app) -> tuple[bool, str]:
+    """Whether the lesson screen shows its whole body: nothing to scroll, every table row inside the window."""
+    screen = app.lesson_screen()
+    body = screen.query_one("#body")
+    tables, prose = screen.query_one("#tables"), screen.query_one("#prose")
+    where = f"{app.tour.lang} {app.tour.lesson.id} {app.tour.page_id()} {app.tour.overrides()}"
+    if body.max_scroll_y or body.max_scroll_x:
+        return False, f"scrolls ({body.max_scroll_y} lines): {where}"
+    for widget in (tables, prose):
+        if widget.display and not body.content_region.contains_region(widget.region):
+            return False, f"#{widget.id} is cut off: {where}"
+    return True, where
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_a_learner_walks_every_step_and_presses_every_key(lang, tmp_path):
+    """As tour-walk does in a real terminal: each page, then each experiment key through all its values."""
+    app = make_app(lang=lang, lesson=LESSONS[0].id, state_dir=tmp_path)
+    seen = 0
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        await pilot.pause()
+        while True:
+            await pilot.pause()
+            ok, where = body_fits(app)
+            assert ok, where
+            seen += 1
+            tour = app.tour
+            for x in tour.lesson.experiments:
+                if x.action is None and tour.takes(x):
+                    for _ in x.values:
+                        await pilot.press(x.key)
+                        await app.workers.wait_for_complete()  # the slow sweep computes in a thread
+                        await pilot.pause()
+                        ok, where = body_fits(app)
+                        assert ok, where
+            await pilot.press("0")
+            if tour.at_end():
+                break
+            await pilot.press("n")
+    assert seen == sum(len(x.steps) + 1 for x in LESSONS)
+
+
+def underlined(text, needle: str) -> bool:
+    """Whether `needle` appears in a rich Text with an underline on it."""
+    start = text.plain.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        if any(span.start <= start and span.end >= end and "underline" in str(span.style) for span in text.spans):
+            return True
+        start = text.plain.find(needle, start + 1)
+    return False
+
+
+async def test_what_a_key_changed_is_underlined_and_in_view(tmp_path):
+    app = make_app(lang="en", lesson="positional", state_dir=tmp_path)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        await pilot.pause()
+        screen = app.lesson_screen()
+        await pilot.press("1")  # base 10000 -> 100: row 1, d2 goes +0.100 -> +0.311
+        tables = screen.query_one("#tables").content
+        assert underlined(tables, "+0.311") and not underlined(tables, "+0.841")  # d0 is the same at any base
+        assert underlined(screen.query_one("#keys").content, "base=100")  # the setting, in the footer
+        assert "base 10000 -> 100" in screen.query_one("#message").content.plain
+        assert body_fits(app)[0]
+        await pilot.press("n")
+        assert not screen._marks and not underlined(screen.query_one("#tables").content, "+0.311")
+
+
+async def test_a_new_row_is_marked_and_in_view(tmp_path):
+    app = make_app(lang="en", lesson="context", state_dir=tmp_path)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        await pilot.pause()
+        screen = app.lesson_screen()
+        for _ in range(2):  # prompt 4096 -> 32768 -> 200000: a length the table did not hold
+            await pilot.press("1")
+        assert "prompt=200000" in screen.query_one("#keys").content.plain
+        tables = screen.query_one("#tables").content
+        assert underlined(tables, "200,000")
+        assert body_fits(app)[0]
+
+
+async def test_the_message_line_shows_the_headline_figure_before_and_after(tmp_path):
+    app = make_app(lang="en", lesson="attention", state_dir=tmp_path)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        await pilot.pause()
+        app.open_lesson("attention", [s.id for s in app.tour.lesson.steps].index("scaled"))
+        await pilot.pause()
+        await pilot.press("1")  # d 8 -> 64
+        message = app.lesson_screen().query_one("#message").content.plain
+        assert message.startswith("[1] d 8 -> 64") and " -> " in message.split(":", 1)[1]
+
+
+async def test_after_computing_the_message_shows_the_last_press(tmp_path):
+    from tui import tour as tour_module
+    tour_module._CACHE.clear()
+    app = make_app(lang="en", lesson="attention", state_dir=tmp_path)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        app.open_lesson("attention", [s.id for s in app.tour.lesson.steps].index("sweep"))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        seed = next(x for x in app.tour.lesson.experiments if x.param == "seed")
+        await pilot.press(seed.key)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        message = app.lesson_screen().query_one("#message").content.plain
+        assert message.startswith(f"[{seed.key}] seed 0 -> 1") and "Computing" not in message
+
+
+async def test_a_notice_does_not_follow_the_learner_to_the_next_step(tmp_path):
+    app = make_app(lang="en", lesson="attention", state_dir=tmp_path)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        await pilot.press("0")
+        message = app.lesson_screen().query_one("#message")
+        assert "Nothing to reset" in message.content.plain
+        await pilot.press("n")
+        assert "Nothing to reset" not in message.content.plain
+
+
+async def test_the_code_key_shows_code_on_every_step(tmp_path):
+    from tui.screens.code import CodeScreen
+    app = make_app(lang="en", lesson=LESSONS[0].id, state_dir=tmp_path)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        for lesson in LESSONS:
+            for i, step in enumerate(lesson.steps):
+                app.open_lesson(lesson.id, i)
+                await pilot.press("c")
+                assert isinstance(app.screen, CodeScreen), (lesson.id, step.id)
+                code = app.screen.query("Static").last().content
+                assert "def " in getattr(code, "code", ""), (lesson.id, step.id)
+                await pilot.press("escape")
+
+
+async def test_every_lesson_ends_with_its_recap(tmp_path):
+    app = make_app(lang="zh", lesson="heads", state_dir=tmp_path)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        lesson = app.tour.lesson
+        for _ in lesson.steps:
+            await pilot.press("n")
+        assert app.tour.on_recap() and app.tour.lesson.id == "heads"
+        text = app.lesson_screen().query_one("#prose").content.plain
+        assert "值得记住" in text and lesson.pitfalls[0].zh[:12] in text.replace("\n", "")
+        assert "第 5 课" in text  # what comes next
+        await pilot.press("n")
+        assert app.tour.lesson.id == "ffn" and app.tour.step_index == 0
+
+
+async def test_a_restart_says_where_it_resumes(tmp_path):
+    app = make_app(lang="en", lesson="kvcache", state_dir=tmp_path)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        await pilot.press("n", "q")
+    again = make_app(state_dir=tmp_path)
+    async with again.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        message = again.lesson_screen().query_one("#message").content.plain
+        assert "Resuming at lesson 7" in message and "step 2" in message
+
+
+# --- a learner's own lesson that is too long ----------------------------------------------------
+
+def test_check_lessons_refuses_a_step_that_cannot_fit():
+    out = run_cli("check-lessons", str(FIXTURES / "too_long"))
+    assert out.returncode == 2, out.stdout
+    assert "01-long.toml" in out.stderr and "step 'wordy'" in out.stderr and "over" in out.stderr
+    assert "at 80x24 the step needs" in out.stderr
+
+
+async def test_a_page_that_must_scroll_says_so_and_scrolls_from_its_top(tmp_path):
+    lessons, _ = load_lessons(FIXTURES / "too_long")
+    app = make_app(lang="en", state_dir=tmp_path, lessons=lessons)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        body = app.lesson_screen().query_one("#body")
+        assert body.max_scroll_y > 0 and body.has_class("-overflow") and "Up/Down" in body.border_subtitle
+        assert app.focused is body  # the one pane there is, so Up and Down scroll it
+        await pilot.press("down", "down")
+        assert body.scroll_y > 0
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause()
+        await pilot.resize_terminal(MIN_WIDTH, MIN_HEIGHT)
+        await pilot.pause()
+        assert body.scroll_y == 0  # a resize starts the page from its top
+        await pilot.press("down", "n", "p")
+        await pilot.pause()
+        assert body.scroll_y == 0 and isinstance(app.screen, LessonScreen)
+
+
+def test_code_wraps_with_its_indentation():
+    from tui.screens.code import wrap_code
+    source = ("def f(x):  # [n_seq, d_model] -> [n_seq, d_model], a shape comment far too long to fit\n"
+              "    # a comment line that is also far too long for the narrow window it is shown in\n"
+              "    return x")
+    lines = wrap_code(source, 40).splitlines()
+    assert all(len(line) <= 40 for line in lines)
+    assert lines[0] == "def f(x):" and lines[1].startswith("    # [n_seq, d_model]")
+    assert all(line.startswith("    # ") for line in lines[1:-1]) and lines[-1] == "    return x"
