@@ -105,15 +105,15 @@ def run_once(cmd, ready, keys, env):
 
 
 def tour_keys(presses):
-    """Experiment keys in three lessons, each checked on screen by its new setting."""
+    """Experiment key 1 in three lessons, each press checked on screen by its new setting in the footer."""
     cycles = {
-        "positional": ["base=100$", "base=10000$"],
-        "attention": ["^ d=64 ", "^ d=512 ", "^ d=4096 ", "^ d=8 "],
-        "heads": ["^ heads=8 ", "^ heads=4 "],
+        "positional": ["base=100", "base=10000"],
+        "attention": ["d=64", "d=512", "d=4096", "d=8"],
+        "heads": ["heads=8", "heads=4"],
     }
     plans = {}
     for lesson, cycle in cycles.items():
-        plans[lesson] = [("1", cycle[i % len(cycle)]) for i in range(presses)]
+        plans[lesson] = [("1", rf"^ 1 {cycle[i % len(cycle)]}\s") for i in range(presses)]
     return plans
 
 

@@ -6,6 +6,7 @@ then look at the SVGs in tests/__snapshots__/ before committing them.
 
 import pytest
 
+from lessons.loader import load_lessons
 from tui.app import make_app
 
 
@@ -17,8 +18,30 @@ def test_lesson_first_step(snap_compare, tmp_path, lesson, lang, size):
     assert snap_compare(app, terminal_size=size)
 
 
+def press_to(lesson_id: str, step_id: str) -> list[str]:
+    """The n presses from a lesson's first step to one of its steps."""
+    lessons, _ = load_lessons()
+    lesson = next(x for x in lessons if x.id == lesson_id)
+    return ["n"] * [s.id for s in lesson.steps].index(step_id)
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_attention_scaled_step_after_an_experiment(snap_compare, tmp_path, lang):
-    """Step 3, scaled beside unscaled, at d=64: the heat marks and the experiment's hint."""
+    """Scaled beside unscaled, at d=64: the heat marks, the changed cells underlined, before -> after."""
     app = make_app(lang=lang, lesson="attention", state_dir=tmp_path)
-    assert snap_compare(app, press=["n", "n", "1"], terminal_size=(80, 24))
+    assert snap_compare(app, press=press_to("attention", "scaled") + ["1"], terminal_size=(80, 24))
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_new_row_after_an_experiment(snap_compare, tmp_path, lang):
+    """The prefill table at prompt=200000: the row the press added is in view and underlined."""
+    app = make_app(lang=lang, lesson="context", state_dir=tmp_path)
+    assert snap_compare(app, press=["1", "1"], terminal_size=(80, 24))
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_recap_page(snap_compare, tmp_path, lang):
+    app = make_app(lang=lang, lesson="heads", state_dir=tmp_path)
+    lessons, _ = load_lessons()
+    steps = len(next(x for x in lessons if x.id == "heads").steps)
+    assert snap_compare(app, press=["n"] * steps, terminal_size=(80, 24))

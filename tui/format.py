@@ -151,11 +151,14 @@ def _cjk(ch: str) -> bool:
 
 
 def space_cjk(text: str, marks: list | None = None) -> tuple[str, list]:
-    """A space between a Chinese character and a Latin letter or digit, either way round, as Chinese
-    typesetting asks: 「是 2 层」, not 「是2 层」. `marks` (one per character) gets a False for each added space."""
+    """Chinese spacing: a space between a Chinese character and a Latin letter or digit, either way round
+    (「是 2 层」, not 「是2 层」), and none between two Chinese characters (「给了词 1」, not 「给了 词 1」, which a
+    placeholder that filled in Chinese leaves). `marks` (one per character) follows the characters."""
     marks = list(marks) if marks is not None else [False] * len(text)
     out, out_marks = [], []
     for i, ch in enumerate(text):
+        if ch == " " and out and _cjk(out[-1]) and i + 1 < len(text) and _cjk(text[i + 1]):
+            continue
         if out and ((_cjk(out[-1]) and ch.isascii() and ch.isalnum()) or
                     (_cjk(ch) and out[-1].isascii() and out[-1].isalnum())):
             out.append(" ")

@@ -100,6 +100,21 @@ def diff(before: Result, after: Result, lang: str, refs=()) -> Marks:
     return Marks(settings, frozenset(cells), frozenset(rows), frozenset(changed))
 
 
+def same_place(before: Result, after: Result, ref: str, lang: str) -> bool:
+    """Whether a placeholder names the same thing in both results: a cell's row may have moved when a
+    press added a row above it, and then its value changed place, not value."""
+    parts = ref.split(".")
+    if len(parts) != 3:
+        return True
+    rows = []
+    for r in (before, after):
+        table = next((tb for tb in r.tables if tb.key == parts[0]), None)
+        if table is None or int(parts[1]) >= len(table.rows):
+            return False
+        rows.append(format_value(table.rows[int(parts[1])][0], table.columns[0].fmt, lang))
+    return rows[0] == rows[1]
+
+
 def ref_label(result: Result, ref: str, lang: str) -> str:
     """How the message line names a placeholder: a fact's label, or a cell's row and column."""
     parts = ref.split(".")
@@ -108,7 +123,10 @@ def ref_label(result: Result, ref: str, lang: str) -> str:
     table = next(tb for tb in result.tables if tb.key == parts[0])
     col = next(c for c in table.columns if c.key == parts[2])
     row = table.rows[int(parts[1])]
-    return f"{format_value(row[0], table.columns[0].fmt, lang)}, {col.label(lang)}"
+    name = format_value(row[0], table.columns[0].fmt, lang)
+    if name.replace(",", "").replace(".", "").isdigit():  # a bare number says more with its column: head 0
+        name = f"{table.columns[0].label(lang)} {name}"
+    return f"{name}, {col.label(lang)}"
 
 
 # --- the parts of a page ----------------------------------------------------------------
@@ -211,6 +229,28 @@ class Body:
         if self.wide:
             return max(t, p)
         return t + p + (1 if t and p else 0)
+
+
+    def text(self, height: int = 0) -> Text:
+        """The body as one block of lines: the tables, a blank line, the prose (or, wide, the prose
+        beside the tables), then blank lines up to `height`. One block of a fixed height means a key
+        press repaints only the lines that changed, never the whole screen."""
+        tables = list(self.tables.split("\n", allow_blank=True)) if self.tables.plain else []
+        prose = list(self.prose.split("\n", allow_blank=True)) if self.prose.plain else []
+        if self.wide:
+            lines = []
+            for i in range(max(len(tables), len(prose))):
+                line = tables[i].copy() if i < len(tables) else Text()
+                if i < len(prose):
+                    line.append(" " * (self.tables_width + GUTTER - cell_len(line.plain)))
+                    line.append_text(prose[i])
+                lines.append(line)
+        else:
+            lines = tables + ([Text()] if tables and prose else []) + prose
+        lines += [Text()] * (height - len(lines))
+        text = Text("\n").join(lines)
+        text.no_wrap, text.overflow = True, "ignore"
+        return text
 
 
 def _height(text: Text) -> int:

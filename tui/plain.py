@@ -46,10 +46,10 @@ def render_table(table, lang: str, rule: bool = True, rows=None, marked=frozense
         row = table.rows[i]
         cells = []
         for j, (value, col) in enumerate(zip(row, table.columns)):
-            style = heat_style(value) if table.heat and j else ""
+            cell = Text(format_value(value, col.fmt, lang), style=heat_style(value) if table.heat and j else "")
             if i in added or (i, j) in marked:
-                style = f"{style} {MARK}".strip()
-            cells.append(Text(format_value(value, col.fmt, lang), style=style))
+                cell.stylize(MARK)  # the text only: a number's padding is not part of what changed
+            cells.append(cell)
         out.add_row(*cells)
     if rows is not None and last < len(table.rows) - 1:
         out.add_row("...", *[""] * (len(table.columns) - 1), style="dim")

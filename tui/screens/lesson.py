@@ -1,10 +1,11 @@
 """The lesson screen: one step as one screen (see tui/page.py for the layout), the keys that run its
 experiments, and the marks that show what the last key changed."""
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, VerticalScroll
+from textual.containers import VerticalScroll
 from textual import work
 from textual.screen import Screen
 from textual.widgets import Static
@@ -39,9 +40,7 @@ class LessonScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Lines(id="title")
         with VerticalScroll(id="body"):
-            with Container(id="columns"):
-                yield Lines(id="tables")
-                yield Lines(id="prose")
+            yield Lines(id="page")
         yield Lines(id="message")
         yield Lines(id="keys")
         yield Static(id="small")
@@ -121,36 +120,25 @@ class LessonScreen(Screen):
             self._draw_message(w)
             return
         where = (lang, tour.lesson_index, tour.step_index)
-        self._set("title", ("title", where, w), lambda: Text("\n").join(
-            page.title_lines(tour.lesson, tour.step_index, tour.pages(), tour.page_title(), lang, w)))
-        training = self.app.training_panel() if self._training_here() else None
-        body_key = ("body", where, result, other, w, self._marks, str(training))
-        if self._drawn.get("body") != body_key:
-            self._drawn["body"] = body_key
-            self._draw_body(w, training)
-        self._draw_message(w)
+        title = page.title_lines(tour.lesson, tour.step_index, tour.pages(), tour.page_title(), lang, w)
+        self._set("title", ("title", where, w), lambda: Text("\n").join(title))
         items = self.footer = page.footer_items(tour, self._lit, self._marks, self.app.training_running())
+        footer = page.footer_lines(items, w)
         self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked) for i in items), w),
-                  lambda: Text("\n").join(page.footer_lines(items, w)))
+                  lambda: Text("\n").join(footer))
+        height = h - len(title) - page.MESSAGE_LINES - len(footer)  # what the body has: it fills it all
+        training = self.app.training_panel() if self._training_here() else None
+        over = self.query_one("#body").has_class("-overflow")  # then the scroll bar takes a column
+        self._set("page", ("body", where, result, other, w, height, over, self._marks, str(training)),
+                  lambda: self._body(w - over, training).text(height - over))
+        self._draw_message(w)
         self.call_after_refresh(self._mark_overflow)
 
-    def _draw_body(self, w: int, training) -> None:
+    def _body(self, w: int, training):
         tour = self.tour
         if tour.on_recap():
-            b = page.recap_body(tour, w)
-        else:
-            b = page.body(tour.result(), tour.compare_result(), tour.step, tour.lang, w, self._marks, training)
-        tables, prose = self.query_one("#tables", Lines), self.query_one("#prose", Lines)
-        shape = (b.wide, b.tables_width, b.prose_width, bool(b.tables.plain))
-        if self._drawn.get("shape") != shape:  # a change of layout repaints the whole screen: only when needed
-            self._drawn["shape"] = shape
-            self.set_class(b.wide, "-wide")
-            tables.display = bool(b.tables.plain)
-            tables.styles.width = b.tables_width if b.wide else "100%"
-            prose.styles.width = b.prose_width if b.wide else "100%"
-            prose.set_class(bool(b.tables.plain), "-below-tables")
-        tables.show(b.tables)
-        prose.show(b.prose)
+            return page.recap_body(tour, w)
+        return page.body(tour.result(), tour.compare_result(), tour.step, tour.lang, w, self._marks, training)
 
     def _draw_message(self, w: int) -> None:
         if self._note is not None:
@@ -168,6 +156,7 @@ class LessonScreen(Screen):
         if body.has_class("-overflow") != over or body.border_subtitle != subtitle:  # else: no repaint
             body.set_class(over, "-overflow")
             body.border_subtitle = subtitle
+            self.redraw()
 
     def _training_here(self) -> bool:
         """The live-training panel shows only on the step whose key runs it."""
@@ -243,11 +232,12 @@ class LessonScreen(Screen):
         self._marks = page.diff(before, after, lang, refs)
         head = f"[{x.key}] {x.param} {fmt_value(was)} -> {fmt_value(tour.value_of(x))}"
         sep = "；" if lang == "zh" else "; "
-        for i, ref in enumerate(r for r in dict.fromkeys(refs) if r in self._marks.refs):
+        changed = [r for r in dict.fromkeys(refs) if r in self._marks.refs and page.same_place(before, after, r, lang)]
+        for i, ref in enumerate(changed):
             a, b = (fill("{%s}" % ref, r, lang) for r in (before, after))
             more = ("：" if lang == "zh" else ": ") if i == 0 else sep
             figure = f"{more}{page.ref_label(after, ref, lang)} {a} -> {b}"
-            if len(head) + len(figure) > w - 2 * page.PAD:
+            if cell_len(head + figure) > w - 2 * page.PAD:
                 break
             head += figure
         self.say(head, fill(tour.step.hint(x, lang), after, lang))
