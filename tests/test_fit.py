@@ -216,3 +216,23 @@ def test_code_wraps_with_its_indentation():
     assert all(len(line) <= 40 for line in lines)
     assert lines[0] == "def f(x):" and lines[1].startswith("    # [n_seq, d_model]")
     assert all(line.startswith("    # ") for line in lines[1:-1]) and lines[-1] == "    return x"
+
+
+async def test_the_rest_of_a_table_is_one_key_away(tmp_path):
+    from tui.screens.tables import TablesScreen
+    app = make_app(lang="en", lesson="params", state_dir=tmp_path)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        app.open_lesson("params", [s.id for s in app.tour.lesson.steps].index("norms"))
+        await pilot.pause()
+        shown = app.lesson_screen().query_one("#page").content.plain
+        assert "..." in shown and "attention W_q" not in shown  # the norm rows, not the 13 of them
+        await pilot.press("t")
+        assert isinstance(app.screen, TablesScreen)
+        everything = "\n".join(str(getattr(w.content, "plain", w.content)) for w in app.screen.query("Static"))
+        assert "attention W_q" in everything and "final RMSNorm" in everything
+        await pilot.press("escape")
+        assert isinstance(app.screen, LessonScreen)
+        app.open_lesson("residual", [s.id for s in app.tour.lessons[0].steps].index("mask"))
+        await pilot.press("t")  # the mask step shows its whole view: t has nothing more to show
+        assert isinstance(app.screen, LessonScreen) and "already shows" in app.lesson_screen().query_one(
+            "#message").content.plain

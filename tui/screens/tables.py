@@ -12,6 +12,7 @@ from engine.views import VIEWS
 
 from ..i18n import t
 from ..plain import render_tables, settings_line
+from ..widgets.flat import flatten
 
 
 class TablesScreen(ModalScreen):
@@ -25,8 +26,8 @@ class TablesScreen(ModalScreen):
         width = min(self.app.size.width - 6, 106)
         with VerticalScroll(id="tables-box", classes="modal-box"):
             yield Static(Text(t("all_rows_title", lang, view=VIEWS[result.view].title(lang)), style="bold"))
-            yield Static(Group(Text(settings_line(result.params), style="dim"),
-                               *render_tables(result, (), lang, width)))
+            yield Static(flatten(Group(Text(settings_line(result.params), style="dim"),
+                                       *render_tables(result, (), lang, width)), width))
 
     def on_mount(self) -> None:
         self.query_one("#tables-box").focus()
