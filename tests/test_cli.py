@@ -167,6 +167,17 @@ def test_views_lists_every_view_and_parameter():
     assert [v["id"] for v in data] == list(engine.VIEWS)
 
 
+def test_views_lines_up_each_views_help_in_both_languages():
+    from rich.cells import cell_len
+
+    for lang in ("en", "zh"):
+        out = run_cli("views", "--lang", lang).stdout
+        for block in re.split(r"^(?=\S)", out, flags=re.M):
+            params = [line for line in block.splitlines() if line.startswith("    ")]
+            starts = {cell_len(re.match(r"    \S.*?  +", line).group()) for line in params}
+            assert len(starts) <= 1, (lang, block)
+
+
 def test_help_speaks_chinese():
     out = run_cli("print", "--help", "--lang", "zh")
     assert out.returncode == 0 and "设置参数" in out.stdout

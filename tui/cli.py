@@ -191,11 +191,16 @@ def cmd_views(args, lang) -> int:
                       "params": [{"name": p.name, "default": p.default, "allowed": p.allowed()(lang),
                                   "help": p.help(lang)} for p in v.params]} for v in VIEWS.values()]))
         return 0
+    from rich.cells import cell_len
+
+    sep = "；" if lang == "zh" else "; "
     for v in VIEWS.values():
         print(f"{v.id}  {v.title(lang)}")
-        sep = "；" if lang == "zh" else "; "
-        for p in v.params:
-            print(f"    {p.name}={fmt_value(p.default):<10} {p.help(lang)}{sep}{p.allowed()(lang)}")
+        settings = [f"{p.name}={fmt_value(p.default)}" for p in v.params]
+        width = max(map(cell_len, settings), default=0)
+        for p, setting in zip(v.params, settings):
+            pad = " " * (width - cell_len(setting))
+            print(f"    {setting}{pad}  {p.help(lang)}{sep}{p.allowed()(lang)}")
     return 0
 
 
