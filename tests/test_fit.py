@@ -127,6 +127,40 @@ async def test_after_computing_the_message_shows_the_last_press(tmp_path):
         assert message.startswith(f"[{seed.key}] seed 0 -> 1") and "Computing" not in message
 
 
+async def test_the_slow_views_are_computed_off_the_ui_thread(tmp_path, monkeypatch):
+    """Switching the trained run loads weights and averages 300 sentences (about a second here): the
+    key must not freeze the screen, so the view is computed in a worker while a notice shows."""
+    import dataclasses
+    import threading
+
+    from engine.views import VIEWS
+    from tui import tour as tour_module
+
+    threads = []
+    slow = VIEWS["tiny-ablation"]
+
+    def compute(**kw):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return slow.compute(**kw)
+
+    monkeypatch.setitem(VIEWS, "tiny-ablation", dataclasses.replace(slow, compute=compute))
+    tour_module._CACHE.clear()
+    app = make_app(lang="en", lesson="misconceptions", state_dir=tmp_path)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        lesson = app.tour.lesson
+        app.open_lesson(lesson.id, [s.id for s in lesson.steps].index("ablation-one"))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        run = next(x for x in lesson.experiments if x.param == "run")
+        await pilot.press(run.key)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        message = app.lesson_screen().query_one("#message").content.plain
+        assert message.startswith(f"[{run.key}] run seed0 -> seed1"), message
+    assert threads and not any(threads), threads
+    tour_module._CACHE.clear()
+
+
 async def test_a_notice_does_not_follow_the_learner_to_the_next_step(tmp_path):
     app = make_app(lang="en", lesson="attention", state_dir=tmp_path)
     async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
@@ -236,3 +270,23 @@ async def test_the_rest_of_a_table_is_one_key_away(tmp_path):
         await pilot.press("t")  # the mask step shows its whole view: t has nothing more to show
         assert isinstance(app.screen, LessonScreen) and "already shows" in app.lesson_screen().query_one(
             "#message").content.plain
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_training_panel_fits_80_columns_at_its_widest(lang, tmp_path):
+    """Every line the live-training panel can show, with its widest numbers, fits the page's width."""
+    from rich.cells import cell_len
+
+    from engine import tiny
+    from tui.i18n import t
+    from tui.page import PAD
+
+    app = make_app(lang=lang, lesson="heads", state_dir=tmp_path)
+    cfg = tiny.CONFIGS["big"]
+    reading = {"agr": "1.000", "spread": "10.00", "layers": [[1.0, 2.0]] * cfg.n_layer}
+    running = app._training_lines(cfg, reading, step=cfg.steps, loss=10.0, left=999.0)
+    done = app._training_lines(cfg, reading, step=cfg.steps, loss=10.0)[:2]
+    ends = [t(key, lang, s=999.0, key="4") for key in ("training_done", "training_stopped")]
+    for line in [t("training_start", lang), *running, *done, *ends]:
+        assert cell_len(line) <= MIN_WIDTH - 2 * PAD, line
+    assert "left" not in done[1] and "剩" not in done[1]

@@ -79,8 +79,9 @@ class XfTourApp(App):
         from .page import training_panel
         return training_panel(self._training["lines"])
 
-    def toggle_training(self) -> None:
-        """Start training the big tiny Llama in a worker thread; stop it; or close the finished panel."""
+    def toggle_training(self, key: str = "4") -> None:
+        """Start training the big tiny Llama in a worker thread; stop it; or close the finished panel.
+        `key` is the key that does this, named by the panel."""
         state = self._training
         if state is not None and state["running"]:
             state["stop"] = True
@@ -89,7 +90,7 @@ class XfTourApp(App):
             self._training = None
             self._redraw_lessons()
             return
-        self._training = {"running": True, "stop": False, "lines": [t("training_start", self.tour.lang)]}
+        self._training = {"running": True, "stop": False, "key": key, "lines": [t("training_start", self.tour.lang)]}
         self._redraw_lessons()
         self.run_worker(self._train_in_thread, thread=True, exclusive=True, group="train")
 
@@ -123,20 +124,27 @@ class XfTourApp(App):
             reading.update(agr=f"{e['agreement']:.3f}", spread=f"{tiny.spread(e['head_entropy']):.2f}",
                            layers=e["head_entropy"])
             left = (now - started) / (step + 1) * (cfg.steps - step - 1)
-            self.call_from_thread(self._show_training, self._training_lines(cfg, step + 1, loss, reading, left))
+            progress.update(step=step + 1, loss=loss)
+            self.call_from_thread(self._show_training, self._training_lines(cfg, reading, left=left, **progress))
 
+        progress = {"step": 0, "loss": float("nan")}
         tiny.train(cfg, seed=0, on_step=on_step, stop=lambda: state["stop"], n_eval=200)
         state["running"] = False
-        key = "training_stopped" if state["stop"] else "training_done"
-        lines = list(state["lines"][:2]) + [t(key, self.tour.lang, s=time.perf_counter() - started)]
+        end = t("training_stopped" if state["stop"] else "training_done", self.tour.lang,
+                s=time.perf_counter() - started, key=state["key"])
+        lines = self._training_lines(cfg, reading, **progress)[:2] + [end]
         self.call_from_thread(self._show_training, lines)
 
-    def _training_lines(self, cfg, step, loss, reading, left) -> list[str]:
+    def _training_lines(self, cfg, reading, step, loss, left=None) -> list[str]:
+        """The panel: the step, loss and agreement; a bar with the time left and the spread; each layer's
+        head entropies. Without `left`, the run is over and the bar says only the spread."""
         lang = self.tour.lang
         filled = round(20 * step / cfg.steps)
         ranges = " ".join(f"{min(layer):.2f}-{max(layer):.2f}" for layer in reading["layers"])
+        bar = "#" * filled + "." * (20 - filled) + "  "
         return [t("training_line", lang, step=step, total=cfg.steps, loss=loss, agr=reading["agr"]),
-                "#" * filled + "." * (20 - filled) + "  " + t("training_left", lang, s=left, spread=reading["spread"]),
+                bar + (t("training_left", lang, s=left, spread=reading["spread"]) if left is not None
+                       else t("training_spread", lang, spread=reading["spread"])),
                 t("training_layers", lang, ranges=ranges)]
 
     def action_quit_saving(self) -> None:

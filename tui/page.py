@@ -424,6 +424,8 @@ def idle_message(tour, width: int = MIN_WIDTH, lit=None) -> str:
         return t("no_experiments_here", lang)
     sep = "；" if lang == "zh" else "; "
     keys = t("try", lang, keys=sep.join(f"{x.key} {x.title(lang)}" for x in live))
+    if all(x.action is not None for x in live):  # a key that runs something moves no setting
+        return keys
     full = keys + t("try_more", lang)
     return full if not message_overflow("", full, width) else keys
 

@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from engine.views import VIEWS, Result, Tr
 from lessons.loader import applies as _applies
 
+from .i18n import t
 from .state import Progress
 
 RECAP = "recap"  # the id of the page after a lesson's last step
 RECAP_TITLE = Tr("Recap", "小结")
 
-SLOW_VIEWS = ("dsweep",)  # a few hundred ms: computed off the UI thread, never just to light a key
+SLOW_VIEWS = ("dsweep", "tiny-ablation")  # up to a second: computed off the UI thread, never just to light a key
 _CACHE: dict = {}
 _CACHE_SIZE = 256
 
@@ -219,6 +220,14 @@ class Tour:
     def pending(self) -> bool:
         """Whether the step waits on a slow view that has not been computed at these settings yet."""
         return not self.on_recap() and self.step.view in SLOW_VIEWS and not is_cached(self.step.view, self.settings())
+
+    def computing_text(self) -> str:
+        """What the message line says while the step's slow view computes."""
+        settings = {p.name: p.default for p in VIEWS[self.step.view].params} | self.settings()
+        if self.step.view == "tiny-ablation":
+            from engine.views.tiny import ABLATION_SENTENCES
+            return t("computing_ablation", self.lang, run=settings["run"], n=ABLATION_SENTENCES)
+        return t("computing_dsweep", self.lang, draws=settings["draws"])
 
     def compare_result(self) -> Result | None:
         if self.step.compare is None:

@@ -109,7 +109,7 @@ class LessonScreen(Screen):
         tour, lang = self.tour, self.tour.lang
         if tour.pending():  # a slow view: compute it off the UI thread, and say so meanwhile
             self._set("message", ("computing", tour.settings(), w),
-                      lambda: page.message_lines("", t("computing", lang), w, "italic"))
+                      lambda: page.message_lines("", tour.computing_text(), w, "italic"))
             self._compute()
             return
         try:
@@ -211,7 +211,7 @@ class LessonScreen(Screen):
             self.say(tail=t("not_here_action" if x.action else "not_here", lang, key=key, param=x.param))
             return
         if x.action == "train-live":
-            self.app.toggle_training()
+            self.app.toggle_training(key)
             return
         if not tour.applies(x):
             self.say(tail=t("no_change", lang, key=key, param=x.param))
