@@ -13,7 +13,6 @@ import argparse
 import json
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time

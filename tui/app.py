@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-from rich.text import Text
 from textual import events
 from textual.app import App
 from textual.binding import Binding
