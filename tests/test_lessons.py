@@ -125,7 +125,12 @@ def test_lessons_json_lists_the_nine_ids():
     out = run_cli("lessons", "--json")
     data = json.loads(out.stdout)
     assert [x["id"] for x in data] == IDS
-    assert all(x["title"]["zh"] and x["title"]["en"] and x["steps"] >= 1 for x in data)
+    assert all(x["title"]["zh"] and x["title"]["en"] for x in data)
+    lessons, _ = load_lessons()
+    assert [x["steps"] for x in data] == [len(x.steps) + 1 for x in lessons]  # the pages: steps + recap
+    plain = run_cli("lessons").stdout
+    for lesson in lessons:
+        assert re.search(rf"\b{lesson.id}\s+{len(lesson.steps)} steps \+ recap", plain), lesson.id
 
 
 def test_check_lessons_passes_on_the_shipped_folder():

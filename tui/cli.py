@@ -232,7 +232,8 @@ def _load(args):
 
 
 def cmd_lessons(args, lang) -> int:
-    """List the lessons: id, both titles, steps."""
+    """List the lessons: id, both titles, steps. In JSON, "steps" counts the pages a learner walks
+    through, the recap included, as the title line does ("1/7")."""
     lessons = _load(args)
     if args.json:
         from .plain import dumps
@@ -240,7 +241,8 @@ def cmd_lessons(args, lang) -> int:
                       "steps": len(x.steps) + 1, "experiments": len(x.experiments)} for x in lessons]))
         return 0
     for x in lessons:
-        print(f"{x.order:>2}  {x.id:<15} {len(x.steps)} {'步' if lang == 'zh' else 'steps'}  "
+        steps = f"{len(x.steps)} 步 + 小结" if lang == "zh" else f"{len(x.steps)} steps + recap"
+        print(f"{x.order:>2}  {x.id:<15} {steps}  "
               f"{x.title.en} / {x.title.zh}")
     return 0
 
