@@ -219,27 +219,38 @@ class Adam:
 
 # --- measuring ----------------------------------------------------------------------------
 
+EVAL_CHUNK = 100  # sentences per forward pass in evaluate: under 30 MiB of arrays for the big config, any count
+
+
 def evaluate(w, cfg: TinyLlamaConfig, sentences) -> dict:
-    """Loss per token, agreement accuracy (all, and where the distractor's number differs), on sentences."""
-    ids = corpus.encode(sentences)
-    keep = {}
-    logits = forward(w, cfg, ids[:, :-1], keep)
-    targets = ids[:, 1:]
-    valid = targets != corpus.INDEX[corpus.PAD]
-    z = logits - logits.max(-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
-    picked = np.take_along_axis(logp, targets[..., None], -1)[..., 0]
-    right, mismatch = [], []
-    for i, s in enumerate(sentences):
-        if s.verb_at is None:
-            continue
-        good, bad = corpus.verb_pair(s)
-        ok = logits[i, s.verb_at, good] > logits[i, s.verb_at, bad]  # position verb_at predicts token verb_at+1
-        right.append(ok)
-        if s.mismatch:
-            mismatch.append(ok)
-    return {"loss": float(-(picked[valid]).mean()), "agreement": float(np.mean(right)),
-            "agreement_mismatch": float(np.mean(mismatch)), "head_entropy": head_entropies(keep["attn"], valid)}
+    """Loss per token, agreement accuracy (all, and where the distractor's number differs), on sentences.
+
+    Run EVAL_CHUNK sentences at a time: one pass over 4,000 would hold every layer's activations for all
+    of them at once (1 GB for the big config)."""
+    nll, n_tok, right, mismatch, ent, n_rows = 0.0, 0, [], [], 0.0, 0
+    for lo in range(0, len(sentences), EVAL_CHUNK):
+        part = sentences[lo:lo + EVAL_CHUNK]
+        ids = corpus.encode(part)
+        keep = {}
+        logits = forward(w, cfg, ids[:, :-1], keep)
+        targets = ids[:, 1:]
+        valid = targets != corpus.INDEX[corpus.PAD]
+        z = logits - logits.max(-1, keepdims=True)
+        logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+        picked = np.take_along_axis(logp, targets[..., None], -1)[..., 0]
+        nll, n_tok = nll - float(picked[valid].sum(dtype=np.float64)), n_tok + int(valid.sum())
+        for i, s in enumerate(part):
+            if s.verb_at is None:
+                continue
+            good, bad = corpus.verb_pair(s)
+            ok = logits[i, s.verb_at, good] > logits[i, s.verb_at, bad]  # position verb_at predicts token verb_at+1
+            right.append(ok)
+            if s.mismatch:
+                mismatch.append(ok)
+        rows = int(valid[:, 1:].sum())  # the rows head_entropies averages over
+        ent, n_rows = ent + np.array(head_entropies(keep["attn"], valid)) * rows, n_rows + rows
+    return {"loss": nll / n_tok, "agreement": float(np.mean(right)),
+            "agreement_mismatch": float(np.mean(mismatch)), "head_entropy": (ent / n_rows).tolist()}
 
 
 def head_entropies(attn, valid) -> list[list[float]]:
@@ -308,12 +319,30 @@ RUNS = {"seed0": SHIPPED, "seed1": SHIPPED.with_name("tiny-main-seed1.npz")}  # 
 
 
 def save(path, w, cfg: TinyLlamaConfig, manifest: dict) -> None:
-    """float32 weights and a JSON manifest (config, seed, steps, losses, floor, accuracies) in one .npz."""
+    """float32 weights and a JSON manifest (config, seed, steps, losses, floor, accuracies) in one .npz,
+    written whole or not at all: into a temporary file beside `path`, synced, then renamed over it, so a
+    full disk or a kill mid-save leaves any old file as it was. `path` is used as given (no .npz added)."""
     import dataclasses
     import json
+    import os
+    import tempfile
+    from pathlib import Path
 
+    path = Path(path)
     meta = {"config": dataclasses.asdict(cfg), **manifest}
-    np.savez(path, __manifest__=np.array(json.dumps(meta)), **{k: a.astype(F32) for k, a in w.items()})
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(f.fileno(), 0o666 & ~umask)  # the mode a plain open() would give, not mkstemp's 0600
+            np.savez(f, __manifest__=np.array(json.dumps(meta)), **{k: a.astype(F32) for k, a in w.items()})
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def load(path=SHIPPED):

@@ -15,7 +15,7 @@ from pathlib import Path
 from engine.errors import EngineError
 from engine.views import VIEWS, Tr
 
-from .template import TemplateError, lookup, pieces, structure_problems
+from .template import UNSAFE, TemplateError, lookup, pieces, placeholders, printable, structure_problems
 
 FORMAT_VERSION = 1
 LANGS = ("zh", "en")
@@ -28,6 +28,14 @@ EXPERIMENT_KEYS = ("key", "title", "text", "param", "values", "action")
 ACTIONS = ("train-live",)  # named things the app can do on a key; a lesson names one, it never holds code
 ACTION_VIEWS = {"train-live": ("tiny-heads",)}  # the views whose steps an action belongs to
 PITFALL_KEYS = ("text",)
+
+# Caps, far above any real lesson, checked before tomllib reads a file: past them tomllib can take
+# minutes and gigabytes (a 40 KB file with one 20,000-part dotted key), or an app key takes seconds.
+MAX_FILE_BYTES = 256 * 1024  # the largest shipped lesson is 14 KB
+MAX_TEXT = 8_000             # characters in one string; the longest shipped text has about 1,050
+MAX_DEPTH = 16               # arrays and tables nested inside each other; a lesson needs 3
+MAX_KEY_PARTS = 8            # parts of one dotted key or table name; hints.1.en has 3
+MAX_DIGITS = 50              # digits in one number; Python refuses to read an int of more than 4,300
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,7 @@ class LessonError(Exception):
             where.append(f"step {self.step!r}")
         if self.field:
             where.append(f"field {self.field!r}")
-        return f"{', '.join(where)}: {self.message}. Fix: {self.fix}"
+        return printable(f"{', '.join(where)}: {self.message}. Fix: {self.fix}")  # a file name may hold ESC too
 
 
 class LessonsInvalid(Exception):
@@ -128,6 +136,13 @@ class _Checker:
             for problem in structure_problems(value[lang]):
                 self.error(problem, "close every {if NAME} with {end}, with at most one {else} between",
                            f"{fld}.{lang}")
+        if all(isinstance(value.get(lang), str) for lang in LANGS):
+            zh, en = set(placeholders(value["zh"])), set(placeholders(value["en"]))
+            if zh != en:
+                only = ", ".join(f"{{{r}}} only in {lang}" for lang, refs in (("en", en - zh), ("zh", zh - en))
+                                 for r in sorted(refs))
+                self.error(f"the zh and en texts name different placeholders: {_cut(only, 120)}",
+                           "use the same placeholders in both languages", fld)
         return Tr(str(value.get("en", "")).strip(), str(value.get("zh", "")).strip())
 
     def view_params(self, view_id, params, fld):
@@ -151,18 +166,32 @@ def parse_lesson(path: Path) -> tuple[Lesson | None, list[LessonError]]:
     """Read one file; return the lesson (None if it cannot be built) and the problems found."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)  # never more, whatever the file claims to be
+        if len(raw) > MAX_FILE_BYTES:
+            return None, [LessonError(path, f"the file is over {MAX_FILE_BYTES // 1024} KB",
+                                      "split it into several lessons; a lesson is a few KB of text")]
+        source = raw.decode("utf-8")
+        too_big = _too_big(path, source)
+        if too_big is not None:
+            return None, [too_big]
+        data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as err:
         line = getattr(err, "lineno", None) or _line_of(str(err))
         return None, [LessonError(path, f"invalid TOML: {err}", "correct the TOML syntax on that line", line=line)]
     except (OSError, UnicodeDecodeError) as err:
         return None, [LessonError(path, f"cannot read the file: {err}", "save it as UTF-8 text")]
+    except (ValueError, RecursionError) as err:  # what the scan in _too_big missed: tomllib's own limits
+        return None, [LessonError(path, f"tomllib cannot read it: {type(err).__name__}: {_cut(str(err), 120)}",
+                                  "write shorter numbers and flatter tables")]
     c = _Checker(path)
     c.lesson_id = data.get("id") if isinstance(data.get("id"), str) else None
+    _check_strings(c, data)
     c.keys(data, LESSON_KEYS, "")
-    if data.get("format_version") != FORMAT_VERSION:
-        c.error(f"format_version must be {FORMAT_VERSION}", f"write format_version = {FORMAT_VERSION}",
-                "format_version")
+    version = data.get("format_version")
+    if isinstance(version, bool) or not isinstance(version, int) or version != FORMAT_VERSION:
+        c.error(f"format_version must be the whole number {FORMAT_VERSION}",
+                f"write format_version = {FORMAT_VERSION}", "format_version")
     m = FILE_NAME.match(path.name)
     if c.lesson_id is None:
         c.error("missing id", 'write id = "…", the part of the file name after NN-', "id")
@@ -183,6 +212,9 @@ def parse_lesson(path: Path) -> tuple[Lesson | None, list[LessonError]]:
         c.error("must be an array of tables", "write each as [[pitfalls]]", "pitfalls")
         raw_pitfalls = []
     for i, p in enumerate(raw_pitfalls):
+        if not isinstance(p, dict):
+            c.error("must be a table", "write each as [[pitfalls]] with text.en and text.zh", f"pitfalls[{i}]")
+            continue
         c.keys(p, PITFALL_KEYS, f"pitfalls[{i}].")
         pitfalls.append(c.text(p, "text", f"pitfalls[{i}]."))
     if c.errors:
@@ -196,6 +228,9 @@ def _steps(c: _Checker, raw):
         return []
     steps, seen = [], set()
     for i, s in enumerate(raw):
+        if not isinstance(s, dict):
+            c.error(f"a step must be a table, got {_shown(s)}", "write each step as [[steps]]", f"steps[{i}]")
+            continue
         sid = s.get("id") if isinstance(s.get("id"), str) else None
         c.step_id = sid or f"#{i + 1}"
         if sid is None:
@@ -206,8 +241,9 @@ def _steps(c: _Checker, raw):
         c.keys(s, STEP_KEYS, "")
         title, text = c.text(s, "title"), c.text(s, "text")
         view = s.get("view")
-        if view not in VIEWS:
-            c.error(f"unknown view {view!r}", f"use one of: {', '.join(VIEWS)}", "view")
+        if not isinstance(view, str) or view not in VIEWS:
+            c.error(f"unknown view {_shown(view)}", f"use one of: {', '.join(VIEWS)}", "view")
+            view = None
         params = c.view_params(view, s.get("params", {}), "params")
         compare = c.view_params(view, s["compare"], "compare") if "compare" in s else None
         tables = s.get("tables", [])
@@ -242,10 +278,16 @@ def _experiments(c: _Checker, raw, steps):
     experiments, keys = [], set()
     for i, e in enumerate(raw):
         fld = f"experiments[{i}]."
+        if not isinstance(e, dict):
+            c.error(f"an experiment must be a table, got {_shown(e)}", "write each as [[experiments]]",
+                    f"experiments[{i}]")
+            continue
         c.keys(e, EXPERIMENT_KEYS, fld)
         key = e.get("key")
         if not isinstance(key, str) or key not in "123456789" or len(key) != 1:
-            c.error(f"key must be one digit from \"1\" to \"9\", got {key!r}", f'write key = "{i + 1}"', fld + "key")
+            c.error(f"key must be one digit from \"1\" to \"9\", got {_shown(key)}", f'write key = "{i + 1}"',
+                    fld + "key")
+            key = None
         elif key in keys:
             c.error(f"key {key!r} is bound twice", "give each experiment its own key", fld + "key")
         elif key != str(i + 1):
@@ -255,16 +297,21 @@ def _experiments(c: _Checker, raw, steps):
         title, text = c.text(e, "title", fld), c.text(e, "text", fld)
         if "action" in e:
             action = e["action"]
-            if action not in ACTIONS:
-                c.error(f"unknown action {action!r}", f"use one of: {', '.join(ACTIONS)}", fld + "action")
+            if not isinstance(action, str) or action not in ACTIONS:
+                c.error(f"unknown action {_shown(action)}", f"use one of: {', '.join(ACTIONS)}", fld + "action")
+                action = None
             if "param" in e or "values" in e:
                 c.error("an action takes no param or values", "remove param and values, or remove action",
                         fld + "action")
             experiments.append(Experiment(key if isinstance(key, str) else "", title, text, None, (), action))
             continue
         param, values = e.get("param"), e.get("values")
+        if not isinstance(param, str):
+            c.error(f"param must be the name of a setting, got {_shown(param)}", 'write param = "NAME"',
+                    fld + "param")
+            param = None
         views = sorted({s.view for s in steps if s.view in VIEWS and param in {p.name for p in VIEWS[s.view].params}})
-        if not views:
+        if param is not None and not views:
             c.error(f"no step of this lesson shows a view that takes {param!r}",
                     "name a parameter of one of the lesson's views (see `xf-tour views`)", fld + "param")
         if not isinstance(values, list) or len(values) < 2:
@@ -305,6 +352,83 @@ def _check_hints(c: _Checker, steps, experiments) -> None:
                 c.error(f"experiment {key!r} does not change this step", "remove the hint, or give it to a step that "
                         f"shows {x.param or x.action}", f"hints.{key}")
     c.step_id = None
+
+
+# TOML strings and comments, whose brackets, dots and digits are text, not structure.
+_SKIP = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}\n]+")
+_LONG_KEY = re.compile(r"(?<![\w.-])[\w-]+(?:[ \t]*\.[ \t]*[\w-]+){%d}" % MAX_KEY_PARTS)
+_LONG_NUMBER = re.compile(r"0[xob](?:_?[0-9A-Fa-f]){%d}|(?<![0-9_])[0-9](?:_?[0-9]){%d}"
+                          % (MAX_DIGITS + 1, MAX_DIGITS))
+
+
+def _too_big(path: Path, source: str) -> LessonError | None:
+    """The first thing in a file that would make tomllib slow or make it fail on Python's own limits: nesting
+    deeper than MAX_DEPTH, a dotted key of more than MAX_KEY_PARTS parts, a number of more than MAX_DIGITS
+    digits. One pass of regular expressions over the file, strings and comments left out."""
+    bare = _SKIP.sub(lambda m: "s" + "\n" * m.group().count("\n"), source)  # keeps the line numbers
+    depth, line = 0, 1
+    for ch in _NOT_BRACKET.sub("", bare):
+        if ch == "\n":
+            line += 1
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return LessonError(path, f"arrays or tables nested more than {MAX_DEPTH} deep",
+                                   "write flatter data: a lesson needs three levels at most",
+                                   fld=_key_on(source, line), line=line)
+        else:
+            depth -= 1
+    for pattern, message, fix in (
+            (_LONG_KEY, f"a dotted key of more than {MAX_KEY_PARTS} parts", "use the keys of lessons/README.md"),
+            (_LONG_NUMBER, f"a number of more than {MAX_DIGITS} digits", "write a shorter number")):
+        m = pattern.search(bare)
+        if m:
+            line = bare.count("\n", 0, m.start()) + 1
+            return LessonError(path, message, fix, fld=_key_on(source, line), line=line)
+    return None
+
+
+def _key_on(source: str, line: int) -> str | None:
+    """The key that line `line` of a file sets, cut short; None if the line sets none."""
+    text = source.split("\n", line)[line - 1] if line <= source.count("\n") + 1 else ""
+    m = re.match(r"\s*([^=#\[\]]+?)\s*=", text[:200])
+    return _cut(m.group(1), 40) if m else None
+
+
+def _check_strings(c: _Checker, data) -> None:
+    """Every string of a file, keys included: no longer than MAX_TEXT, no UNSAFE character."""
+    def walk(value, where):
+        if isinstance(value, str):
+            yield where, value
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                path = f"{where}.{key}" if where else key
+                yield path, key
+                yield from walk(item, path)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                yield from walk(item, f"{where}[{i}]")
+
+    for where, text in walk(data, ""):
+        if len(text) > MAX_TEXT:
+            c.error(f"a text of {len(text):,} characters, over the cap of {MAX_TEXT:,}",
+                    "split it across steps; a step's prose must fit one 80x24 screen anyway", where)
+        bad = UNSAFE.search(text)
+        if bad:
+            what = "a tab" if bad.group() == "\t" else f"the control or bidi character U+{ord(bad.group()):04X}"
+            c.error(f"{what} at character {bad.start() + 1}",
+                    "remove it: a lesson is plain text (newlines and spaces only) and cannot move the cursor or "
+                    "set colours", where)
+
+
+def _shown(value) -> str:
+    """A value from a file as an error message quotes it: its repr, cut short."""
+    return _cut(repr(value), 40)
+
+
+def _cut(text: str, length: int) -> str:
+    return text if len(text) <= length else text[:length - 3] + "..."
 
 
 def _line_of(message: str) -> int | None:
@@ -433,7 +557,7 @@ def check_deep(lesson: Lesson) -> list[LessonError]:
                             try:
                                 lookup(result, ref)
                             except KeyError as e:
-                                err(step, f"placeholder {{{ref}}}: {e.args[0]}",
+                                err(step, _cut(f"placeholder {{{ref}}}: {e.args[0]}", 160),
                                     "name a fact, a setting, or table.row.column of the step's view "
                                     "(`xf-tour print VIEW --json`)", f"{fld}.{lang}", at)
     return errors

@@ -219,3 +219,112 @@ def test_train_writes_weights_and_ends_with_json(tmp_path):
 def test_train_refuses_bad_flags(args, words):
     run = run_cli("train", "--config", "small", *args)
     assert run.returncode == 2 and words in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+HUGE = "9" * 5000  # past Python's 4,300-digit limit for int()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["print", "mask", "--set", f"n={HUGE}"], "n must be a whole number from 1 to 10"),
+    (["params", "--layers", HUGE], "--layers must be a whole number from 1 to"),
+    (["params", "--context", HUGE], "--context must be a whole number from 1 to"),
+    (["train", "--seed", HUGE], "--seed must be a whole number from 0 to"),
+    (["train", "--steps", f"-{HUGE}"], "--steps must be a whole number from 1 to 100,000"),
+])
+def test_a_five_thousand_digit_value_is_refused_with_its_range(args, words):
+    run = run_cli(*args)
+    assert run.returncode == 2 and words in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and len(run.stderr) < 300  # the value is not echoed whole
+
+
+def test_a_setting_given_twice_is_refused():
+    run = run_cli("print", "mask", "--set", "n=4", "--set", "n=8")
+    assert run.returncode == 2 and run.stdout == ""
+    assert "n is set twice" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("raw, ok", [("4", True), ("+4", True), ("4.0", True), ("4e0", True), ("4.5", False),
+                                     ("0x4", False), ("4,0", False)])
+def test_a_whole_number_may_be_written_with_a_sign_or_a_zero_fraction(raw, ok):
+    """The README's rule: one number grammar for every setting; a whole-number setting takes any
+    spelling of a whole number, so 4, +4, 4.0 and 4e0 are all 4."""
+    run = run_cli("print", "mask", "--set", f"n={raw}")
+    if ok:
+        assert run.returncode == 0 and run.stdout.splitlines()[1] == "n=4", run.stderr
+    else:
+        assert run.returncode == 2 and "n must be a whole number from 1 to 10" in run.stderr
+
+
+@pytest.mark.parametrize("args", [["print", "heads", "--lang", "zh"], ["lessons"], ["--help", "--lang", "zh"]])
+def test_a_terminal_that_cannot_encode_chinese_gets_escapes_not_a_crash(args):
+    run = run_cli(*args, env={"PYTHONIOENCODING": "ascii"})
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert run.stdout.isascii() and "\\u" in run.stdout
+
+
+@pytest.mark.parametrize("columns, width", [("0", 80), ("-3", 80), ("abc", 80), ("5", 40),
+                                            pytest.param(HUGE, 210, id="5000-digits")])
+def test_a_columns_that_is_not_a_width_still_prints(columns, width):
+    run = run_cli("print", "heads", env={"COLUMNS": columns})
+    assert run.returncode == 0 and run.stderr == ""
+    lines = run.stdout.splitlines()
+    assert lines[0] == engine.VIEWS["heads"].title("en") and len(lines) > 10
+    assert 30 < max(map(cell_len, lines)) <= width
+
+
+def _weights(tmp_path, name="w.npz"):
+    """A valid weights file to be kept or replaced."""
+    from engine import tiny
+    out = tmp_path / name
+    cfg = tiny.CONFIGS["small"]
+    tiny.save(out, tiny.init(cfg, 7), cfg, {"seed": 7})
+    return out
+
+
+def test_train_will_not_replace_a_file_unless_forced(tmp_path):
+    out = _weights(tmp_path)
+    before = out.read_bytes()
+    run = run_cli("train", "--config", "small", "--steps", "1", "--out", str(out))
+    assert run.returncode == 2 and "exists; add --force" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert out.read_bytes() == before
+    forced = run_cli("train", "--config", "small", "--steps", "2", "--out", str(out), "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    assert json.loads(forced.stdout)["out"] == str(out)
+    from engine import tiny
+    assert tiny.load(out)[2]["seed"] == 0 and [p.name for p in tmp_path.iterdir()] == ["w.npz"]
+
+
+def test_train_checks_the_default_out_too(tmp_path):
+    import os
+    import subprocess
+    _weights(tmp_path, "tiny-small.npz")
+    env = {**os.environ, "LANG": "C.UTF-8", "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-m", "tui", "train", "--config", "small", "--steps", "1"],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert run.returncode == 2 and "tiny-small.npz exists; add --force" in run.stderr
+
+
+@pytest.mark.parametrize("out, words", [("notes.txt", "--out must name a .npz file"),
+                                        ("/proc/x.npz", "cannot write in the folder /proc"),
+                                        ("/proc/x", "--out must name a .npz file")])
+def test_train_refuses_an_out_it_could_not_write_before_training(tmp_path, out, words):
+    target = out if out.startswith("/") else str(tmp_path / out)
+    run = run_cli("train", "--config", "small", "--steps", "1", "--out", target)
+    assert run.returncode == 2 and words in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_train_says_in_one_line_when_the_weights_cannot_be_written(tmp_path, monkeypatch, capsys):
+    from engine import tiny
+    from tui.cli import main
+    out = _weights(tmp_path)
+    before = out.read_bytes()
+
+    def full_disk(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tiny, "save", full_disk)
+    assert main(["train", "--config", "small", "--steps", "1", "--out", str(out), "--force", "--lang", "en"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == f"xf-tour train: error: could not write {out} (No space left on device); any old file is unchanged"
+    assert out.read_bytes() == before

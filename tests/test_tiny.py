@@ -115,3 +115,71 @@ def test_the_second_run_shows_attention_is_not_what_agreement_needs():
     facts = {f.key: f.value for f in engine.run_view("tiny-ablation", {"run": "seed1"}).facts}
     assert facts["avg_same"] is False
     assert {f.key: f.value for f in engine.run_view("tiny-ablation").facts}["avg_same"] is True
+
+
+def _tiny_run():
+    cfg = tiny.CONFIGS["small"]
+    return tiny.init(cfg, 0), cfg
+
+
+def _fail_in_savez(file, **arrays):
+    import contextlib
+    import os
+    with open(file, "wb") if isinstance(file, (str, os.PathLike)) else contextlib.nullcontext(file) as f:
+        f.write(b"PK\x03\x04 half a zip")  # some bytes reach the file before the disk fills
+    raise OSError(28, "No space left on device")
+
+
+def _fail_in_fsync(fd):
+    raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize("target, fail", [("numpy.savez", _fail_in_savez), ("os.fsync", _fail_in_fsync)])
+def test_a_save_that_fails_leaves_the_old_file_whole(tmp_path, monkeypatch, target, fail):
+    w, cfg = _tiny_run()
+    out = tmp_path / "w.npz"
+    tiny.save(out, w, cfg, {"seed": 0})
+    before = out.read_bytes()
+    monkeypatch.setattr(target, fail)
+    with pytest.raises(OSError):
+        tiny.save(out, {k: a + 1 for k, a in w.items()}, cfg, {"seed": 1})
+    assert out.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["w.npz"]  # no temporary file left behind
+    assert tiny.load(out)[2]["seed"] == 0
+
+
+def test_save_writes_the_name_it_is_given_with_the_usual_mode(tmp_path):
+    import os
+    w, cfg = _tiny_run()
+    out = tmp_path / "weights.bin"
+    tiny.save(out, w, cfg, {"seed": 0})
+    assert [p.name for p in tmp_path.iterdir()] == ["weights.bin"]  # numpy adds .npz to a name, not to a file
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert all(np.array_equal(a, w[k]) for k, a in tiny.load(out)[0].items())
+
+
+def test_evaluating_in_chunks_gives_the_same_numbers(monkeypatch):
+    w, cfg, _ = tiny.load()
+    sentences = corpus.draw(450, 3, "held-out")
+    chunked = tiny.evaluate(w, cfg, sentences)
+    monkeypatch.setattr(tiny, "EVAL_CHUNK", 10**6)
+    whole = tiny.evaluate(w, cfg, sentences)
+    assert chunked["loss"] == pytest.approx(whole["loss"], rel=1e-6)
+    assert chunked["agreement"] == whole["agreement"] and chunked["agreement_mismatch"] == whole["agreement_mismatch"]
+    np.testing.assert_allclose(chunked["head_entropy"], whole["head_entropy"], rtol=1e-5)
+
+
+def test_training_the_big_config_stays_under_the_demo_memory_limit():
+    """numpy reports its arrays to tracemalloc. One pass over every evaluation sentence once held all
+    their activations: 1 GB for the big config at the default 4,000."""
+    import tracemalloc
+    cfg = replace(tiny.CONFIGS["big"], steps=1)
+    tracemalloc.start()
+    try:
+        tiny.train(cfg, 0, n_eval=1000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < engine.errors.MAX_BYTES, f"{peak / 2**20:.0f} MiB"

@@ -1,9 +1,13 @@
 """The xf-tour Textual app: little more than the tour, the progress store and the screens."""
 
+import asyncio
+import os
+import sys
 from pathlib import Path
 
 from textual import events
 from textual.app import App
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
@@ -27,11 +31,14 @@ class XfTourApp(App):
     COMMANDS = {LessonCommands}  # lessons and steps only: the system commands speak English alone
     BINDINGS = [Binding("ctrl+c", "quit_saving", "quit", show=False)]  # not Textual's English-only toast
     ENABLE_COMMAND_PALETTE = True
+    report_crashes = False  # run_tour() sets it: a crash's traceback goes to a report file, not the screen
+    _hold_timer = None      # the timer that ends a hold of the keys (hold_keys)
 
     def __init__(self, tour: Tour, store: Store, lesson: str | None = None, bench=None):
         super().__init__()
         self.tour, self.store, self._open, self._bench = tour, store, lesson, bench
         self._training = None  # the live run of the heads lesson: running, stop, lines
+        self._unsaved_said = False  # a failed save is said once a session; later ones retry quietly
         self._held_keys: list | None = [] if bench is not None else None  # keys typed while fields are built
 
     def on_mount(self) -> None:
@@ -48,18 +55,50 @@ class XfTourApp(App):
         self.call_after_refresh(self._first_save)  # the first frame need not wait for the disk
 
     def _first_save(self) -> None:
-        """Record where the tour opened; say in one line if it resumed, or if the progress was broken or
-        cannot be kept."""
-        lang, problem = self.tour.lang, self.store.problem
-        notice = t(f"progress_{problem}", lang, path=self.store.path) if problem else None
+        """Record where the tour opened; say in one line if it resumed or if the progress was broken, and in
+        another if it cannot be saved: a load problem never hides a save problem."""
+        lang, store = self.tour.lang, self.store
+        name = store.broken.name if store.broken else None  # where a damaged file was moved
+        notice = t(f"progress_{store.problem}", lang, name=name) if store.problem else None
         if notice is None and self._resumed:
             notice = t("resuming", lang, order=self.tour.lesson.order, title=self.tour.lesson.title(lang),
                        step=self.tour.step_index + 1)
-        if not self.save() and notice is None:
-            notice = t("progress_unwritable", lang, path=self.store.folder)
+        unsaved = None if self.save(say=False) or store.hands_off else t(f"progress_save_{store.why}", lang)
+        head, tail = (notice, unsaved) if notice and unsaved else ("", notice or unsaved)
         screen = self.lesson_screen()
-        if notice and screen is not None:
-            screen.say(tail=notice)
+        if tail and screen is not None:
+            screen.say(head=head, tail=tail)
+
+    @property
+    def ending(self) -> bool:
+        """Whether the app is on its way out: quit (the return code is set), or crashed (it is 1)."""
+        return self.return_code is not None
+
+    def push_screen(self, screen, *args, **kwargs):
+        """Open a screen, unless the app is ending: a key typed just after q would build a screen while the
+        app is taken down, and the screen would find its widgets gone (NoMatches)."""
+        if self.ending:
+            return AwaitComplete.nothing()
+        return super().push_screen(screen, *args, **kwargs)
+
+    def interrupt(self, signum=None, frame=None) -> None:
+        """SIGINT while run_tour() runs. Ctrl+C is a key while the terminal is raw; it comes as a signal only
+        as the app starts or closes, or from kill -INT. Quit saving, as the key does; once the app is
+        ending, do nothing: asyncio's own handler cancelled the shutdown half-way (a CancelledError)."""
+        if self.ending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not running yet: stop where we are
+            raise KeyboardInterrupt from None
+        loop.call_soon_threadsafe(self.action_quit_saving)
+
+    def _print_error_renderables(self) -> None:
+        """Textual prints a crash's traceback as it exits; under run_tour() the report file has it instead
+        and one line says where (XF_TOUR_DEBUG=1 keeps Textual's)."""
+        if self.report_crashes and self._exception is not None and not os.environ.get("XF_TOUR_DEBUG"):
+            self._exit_renderables.clear()
+        super()._print_error_renderables()
 
     def action_command_palette(self) -> None:
         """Open the palette of lessons and steps, its prompt in the learner's language."""
@@ -152,10 +191,20 @@ class XfTourApp(App):
             self.save()
         self.exit()
 
-    def save(self) -> bool:
-        """Write the progress; False when this folder cannot be written."""
+    def save(self, say: bool = True) -> bool:
+        """Write the progress; False when it cannot be saved, which the first time is said inline."""
         self.tour.progress.lang = self.tour.lang
-        return self.store.save(self.tour.progress)
+        saved = self.store.save(self.tour.progress)
+        if not saved and not self._unsaved_said:
+            self._unsaved_said = True
+            if say:  # after the step on screen has been drawn, which clears the message lines
+                self.call_after_refresh(self._say_unsaved)
+        return saved
+
+    def _say_unsaved(self) -> None:
+        screen = self.lesson_screen()
+        if screen is not None and self.store.why is not None:
+            screen.say(tail=t(f"progress_save_{self.store.why}", self.tour.lang))
 
     def lesson_screen(self) -> LessonScreen | None:
         for screen in self.screen_stack:
@@ -208,7 +257,9 @@ class XfTourApp(App):
     def hold_keys(self) -> None:
         """Hold key presses until release_keys(), or two seconds at most."""
         self._held_keys = []
-        self.set_timer(2.0, self.release_keys)
+        if self._hold_timer is not None:
+            self._hold_timer.stop()
+        self._hold_timer = self.set_timer(2.0, self.release_keys)
 
     def release_keys(self) -> None:
         """Handle the held keys from the app's own queue, so that any key already waiting comes after them."""
@@ -217,8 +268,17 @@ class XfTourApp(App):
     async def on_keys_released(self, message: KeysReleased) -> None:
         if self._held_keys is None:
             return
+        if self.ending or not self.is_running:  # a screen opened just before the app was taken down
+            self._held_keys = None
+            return
         held, self._held_keys = self._held_keys, None
-        for key in held:
+        if self._hold_timer is not None:  # released in time: the timer must not end a later hold early
+            self._hold_timer.stop()
+            self._hold_timer = None
+        for i, key in enumerate(held):
+            if self._held_keys is not None:  # the last key opened a screen: the rest wait for that one too
+                self._held_keys[:0] = held[i:]
+                return
             if await self._check_bindings(key.key, priority=True) or await self._check_bindings(key.key):
                 continue
             focused = self.focused
@@ -245,3 +305,78 @@ def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Pa
         lessons, _ = load_lessons(lessons_dir or SHIPPED)
     chosen = lang or progress.lang or default_lang()
     return XfTourApp(Tour(lessons, progress, chosen), store, lesson, bench)
+
+
+def run_tour(app: XfTourApp) -> int:
+    """Run the app for the command line and give the exit status: the app's own, or 1 after a crash, whose
+    traceback goes to a report file that one line on stderr names."""
+    import signal
+
+    app.report_crashes = True
+    previous = signal.signal(signal.SIGINT, app.interrupt)
+    try:
+        app.run()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    error = app._exception  # Textual keeps the first unhandled exception here (run_test re-raises it)
+    if error is None:
+        return app.return_code or 0
+    path = write_crash_report(error, app.store.folder)
+    what = one_line(f"{type(error).__name__}: {error}")
+    lang = app.tour.lang
+    print(t("crash", lang, error=what, path=path) if path else t("crash_no_report", lang, error=what),
+          file=sys.stderr)
+    return app.return_code or 1
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """Text as one short line that is safe on a terminal: control characters shown as escapes."""
+    from lessons.template import printable
+
+    text = " ".join(printable(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def write_crash_report(error: BaseException, folder: Path) -> Path | None:
+    """Write a crash's traceback to crash-YYYYmmdd-HHMMSS.txt in `folder` (the state folder), or to a
+    temporary file when that folder cannot be written; the file written, or None when none could be."""
+    import platform
+    import tempfile
+    import time
+    import traceback
+    from importlib.metadata import version
+
+    from lessons.template import printable
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    lines = [f"xf-tour crash report, {time.strftime('%Y-%m-%d %H:%M:%S %z')}",
+             f"Python {platform.python_version()}, Textual {version('textual')}, {platform.platform()}",
+             "command: " + " ".join(sys.argv), "", *traceback.format_exception(error)]
+    text = "\n".join(printable(line.rstrip("\n")) for line in lines) + "\n"  # no escape codes in it either
+
+    def write(path: Path) -> Path | None:
+        try:
+            with open(path, "x", encoding="utf-8") as f:
+                f.write(text)
+            return path
+        except FileExistsError:
+            return None
+        except OSError:
+            path.unlink(missing_ok=True)
+            raise
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for n in range(100):  # two crashes in one second keep two reports
+            path = write(folder / (f"crash-{stamp}.txt" if n == 0 else f"crash-{stamp}-{n}.txt"))
+            if path is not None:
+                return path
+    except OSError:
+        pass
+    try:
+        fd, name = tempfile.mkstemp(prefix=f"xf-tour-crash-{stamp}-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        return Path(name)
+    except OSError:
+        return None

@@ -40,6 +40,30 @@ class UsageError(Exception):
         return self.zh if lang == "zh" else self.en
 
 
+MIN_COLUMNS, MAX_COLUMNS = 40, 1000  # narrower, a table breaks into a character per line; wider, Rich crawls
+
+
+def _safe_output(environ=os.environ) -> None:
+    """Make any output writable: a stream that cannot encode Chinese (PYTHONIOENCODING=ascii) writes
+    backslash escapes instead of failing, and a COLUMNS that is not a width (0, -1, "abc") is ignored,
+    one outside MIN_COLUMNS..MAX_COLUMNS moved to the nearer end."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            "中文".encode(stream.encoding or "ascii")
+        except (LookupError, UnicodeEncodeError):
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="backslashreplace")
+        except AttributeError:  # a stream replaced by something without an encoding
+            pass
+    columns = environ.get("COLUMNS")
+    if columns is not None:
+        text = columns.strip().lstrip("0")
+        if not (text.isascii() and text.isdigit()):  # "0" is "" by now
+            del environ["COLUMNS"]  # Rich then asks the terminal, or uses 80
+        else:  # digits past 6 are wider than any screen, and int() would refuse 5,000 of them
+            environ["COLUMNS"] = str(min(max(int(text[:7]), MIN_COLUMNS), MAX_COLUMNS))
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with errors on one line and exit status 2."""
 
@@ -49,6 +73,7 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser(lang: str) -> Parser:
     """The parser, with help texts in `lang`."""
+
     def t(en, zh):
         return zh if lang == "zh" else en
 
@@ -107,8 +132,11 @@ def build_parser(lang: str) -> Parser:
     train.add_argument("--seed", default="0", metavar="N", help=t("random seed (default 0)", "随机种子（默认 0）"))
     train.add_argument("--steps", metavar="N", help=t("training steps (default: the config's)", "训练步数（默认按配置）"))
     train.add_argument("--lr", metavar="X", help=t("peak learning rate (default: the config's)", "峰值学习率（默认按配置）"))
-    train.add_argument("--out", metavar="FILE", help=t("where to write the weights (default: tiny-CONFIG.npz here)",
-                                                       "权重写到哪里（默认：当前目录下的 tiny-CONFIG.npz）"))
+    train.add_argument("--out", metavar="FILE", help=t("where to write the weights, a name ending in .npz "
+                                                       "(default: tiny-CONFIG.npz here)",
+                                                       "权重写到哪里，文件名须以 .npz 结尾（默认：当前目录下的 tiny-CONFIG.npz）"))
+    train.add_argument("--force", action="store_true", help=t("replace the file at --out if there is one",
+                                                              "--out 处已有文件时替换它"))
     train.add_argument("--json", action="store_true", help=t("end with one JSON object of the results",
                                                              "最后输出一个包含结果的 JSON 对象"))
     train.set_defaults(func=cmd_train)
@@ -134,6 +162,7 @@ def _config_flags(parser, t) -> None:
 def main(argv=None) -> int:
     """Entry point of the xf-tour command."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    _safe_output()  # before anything is written, --help included
     early = _lang_in(argv)
     lang = early if early in LANGS else default_lang()
     parser = build_parser(lang)
@@ -165,7 +194,7 @@ def main(argv=None) -> int:
 # --- commands ---------------------------------------------------------------------------
 
 def cmd_tour(args, lang) -> int:
-    """Start the Textual app: at --lesson, or where the learner left off."""
+    """Start the Textual app: at --lesson, or where the learner left off. Its exit status: 0, 1 after a crash."""
     from engine.errors import pick
 
     lessons = _load(args)
@@ -175,10 +204,9 @@ def cmd_tour(args, lang) -> int:
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         raise UsageError(f"the tour needs a terminal; to read without one, try: {PROG} print --lesson {ids[0]}",
                          f"导览需要在终端里运行；不用终端阅读可以试试：{PROG} print --lesson {ids[0]}")
-    from .app import make_app  # textual comes in only here
+    from .app import make_app, run_tour  # textual comes in only here
 
-    make_app(lang=getattr(args, "lang", None), lesson=args.lesson, lessons=lessons).run()
-    return 0
+    return run_tour(make_app(lang=getattr(args, "lang", None), lesson=args.lesson, lessons=lessons))
 
 
 def cmd_views(args, lang) -> int:
@@ -205,12 +233,17 @@ def cmd_views(args, lang) -> int:
 
 
 def _parse_sets(pairs) -> dict[str, str]:
+    """--set NAME=VALUE pairs as a dict; each name may be set once, so no value is dropped without a word."""
     settings = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise UsageError(f"--set takes NAME=VALUE, got {pair!r}", f"--set 的格式是 NAME=VALUE，收到 {pair!r}")
-        settings[name.strip()] = value.strip()
+        name = name.strip()
+        if name in settings:
+            raise UsageError(f"{name} is set twice; give each --set name once",
+                             f"{name} 被设置了两次；每个参数只能用 --set 设置一次")
+        settings[name] = value.strip()
     return settings
 
 
@@ -357,7 +390,7 @@ def cmd_calc(args, lang) -> int:
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         raise UsageError(f"the workbench needs a terminal; without one, try: {PROG} params",
                          f"计算器需要在终端里运行；不用终端可以试试：{PROG} params")
-    from .app import make_app
+    from .app import make_app, run_tour
     from .workbench import Workbench
 
     bench = Workbench.start(name or "llama2-7b", layers=cfg.n_layer, d_model=cfg.d_model, heads=cfg.n_head,
@@ -365,8 +398,7 @@ def cmd_calc(args, lang) -> int:
                             tied="on" if cfg.tied_embeddings else "off", context=context)
     if name is None:
         bench.set("preset", "")
-    make_app(lang=getattr(args, "lang", None), bench=bench, lessons=[]).run()
-    return 0
+    return run_tour(make_app(lang=getattr(args, "lang", None), bench=bench, lessons=[]))
 
 
 def cmd_train(args, lang) -> int:
@@ -387,8 +419,7 @@ def cmd_train(args, lang) -> int:
     out = Path(args.out or f"tiny-{args.config}.npz")
     if out.resolve() == tiny.SHIPPED.resolve() and not args.out:
         raise UsageError("refusing to overwrite the shipped weights without --out", "没有 --out 时不会覆盖随附的权重")
-    if not out.parent.is_dir():
-        raise UsageError(f"no folder {out.parent} for --out", f"--out 的文件夹 {out.parent} 不存在")
+    _check_out(out, args.force)
 
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
@@ -413,7 +444,13 @@ def cmd_train(args, lang) -> int:
         w, summary = tiny.train(cfg, seed, on_step)
     summary["seconds"] = time.perf_counter() - start
     manifest = {"seed": seed, **{k: v for k, v in summary.items()}}
-    tiny.save(out, w, cfg, manifest)
+    try:
+        tiny.save(out, w, cfg, manifest)
+    except OSError as err:  # a full disk, say: save() left any old file as it was
+        why = err.strerror or err
+        print(f"{PROG} train: " + (f"错误: 无法写入 {out}（{why}）；原有文件未改动" if lang == "zh" else
+                                   f"error: could not write {out} ({why}); any old file is unchanged"), file=sys.stderr)
+        return 1
     if args.json:
         from .plain import dumps
         print(dumps({**{k: summary[k] for k in ("loss", "floor", "agreement", "agreement_mismatch",
@@ -425,6 +462,27 @@ def cmd_train(args, lang) -> int:
               f"{summary['entropy_spread_init']:.2f} -> {summary['entropy_spread_trained']:.2f}, "
               f"{summary['seconds']:.1f} s")
     return 0
+
+
+def _check_out(out, force: bool) -> None:
+    """Refuse, before any training, an --out that could not be written or would replace a file unasked."""
+    import tempfile
+
+    if out.suffix != ".npz":  # numpy would add .npz to any other name, and the report would name the wrong file
+        raise UsageError(f"--out must name a .npz file, got {str(out)!r}", f"--out 必须是 .npz 文件，收到 {str(out)!r}")
+    if not out.parent.is_dir():
+        raise UsageError(f"no folder {out.parent} for --out", f"--out 的文件夹 {out.parent} 不存在")
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a folder; name a file in it", f"--out {out} 是文件夹；请给出其中的文件名")
+    if (out.exists() or out.is_symlink()) and not force:
+        raise UsageError(f"{out} exists; add --force to replace it", f"{out} 已存在；加 --force 才会替换它")
+    try:  # the save writes a temporary file beside `out`, so that is what must work
+        fd, probe = tempfile.mkstemp(prefix=f".{out.name}-", suffix=".tmp", dir=out.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise UsageError(f"cannot write in the folder {out.parent} for --out ({err.strerror or err})",
+                         f"无法在 --out 的文件夹 {out.parent} 中写入（{err.strerror or err}）") from None
 
 
 def cmd_params(args, lang) -> int:

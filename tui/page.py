@@ -22,6 +22,8 @@ from rich.text import Text
 from engine.views import Result, fmt_value
 
 from .format import format_value, wrap_spans
+from lessons.template import printable
+
 from .i18n import t
 from .plain import MARK, fill_marked, prose, render_tables, settings_line, table_width
 from .widgets.flat import flatten
@@ -135,15 +137,15 @@ def title_lines(lesson, index: int, pages: int, step_title: str, lang: str, widt
     """The lesson and the step on one line; the lesson's title is shortened before the step's is."""
     room = width - 2 * PAD
     head = f"{lesson.order}. "
-    step = f"{index + 1}/{pages} {step_title}"
-    name = lesson.title(lang)
+    step = f"{index + 1}/{pages} {printable(step_title)}"
+    name = full = printable(lesson.title(lang))
     spare = room - cell_len(head) - 2 - cell_len(step)
     if cell_len(name) > spare:
         name = _shorten(name, spare)
     line = Text.assemble((head + name, "bold"), "  " if name else "", (step, ""))
     if cell_len(line.plain) <= room:
         return [line]
-    return [Text(head + lesson.title(lang), style="bold"), *_wrap(step, room)]
+    return [Text(head + full, style="bold"), *_wrap(step, room)]
 
 
 def _shorten(text: str, cells: int) -> str:
@@ -159,6 +161,7 @@ def _shorten(text: str, cells: int) -> str:
 
 
 def _wrap(text: str, width: int, style: str = "") -> list[Text]:
+    text = printable(text)  # pitfalls, hints and notices quote lesson text
     return [Text(text[a:b], style=style) for a, b in wrap_spans(text, width)] or [Text("")]
 
 
@@ -197,6 +200,7 @@ def footer_lines(items: list[Key], width: int) -> list[Text]:
 def message_lines(head: str, tail: str, width: int, style: str = "italic") -> Text:
     """The two message lines: `head` on the first (shortened to fit), `tail` wrapped below it."""
     room = width - 2 * PAD
+    head = printable(head)
     lines = [Text(head if cell_len(head) <= room else _shorten(head, room), style="bold")] if head else []
     lines += _wrap(tail, room, style) if tail else []
     text = Text("\n").join(lines[:MESSAGE_LINES])

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from engine.views import Result, fmt_value
+from lessons.template import printable
 
 from .format import format_value, is_numeric, space_cjk, wrap_spans
 
@@ -171,12 +172,12 @@ def render_lesson(lesson, lang: str, width: int = 80) -> Group:
 
     t = (lambda en, zh: zh if lang == "zh" else en)
     colon = "：" if lang == "zh" else ": "
-    parts = [Text(f"{lesson.order}. {lesson.title(lang)}", style="bold underline"), Text("")]
+    parts = [Text(f"{lesson.order}. {printable(lesson.title(lang))}", style="bold underline"), Text("")]
     for i, step in enumerate(lesson.steps, 1):
         view = VIEWS[step.view]
         result = view.run(step.params)
-        parts += [Text(t(f"Step {i}/{len(lesson.steps)}: ", f"第 {i}/{len(lesson.steps)} 步：") + step.title(lang),
-                       style="bold"),
+        head = t(f"Step {i}/{len(lesson.steps)}: ", f"第 {i}/{len(lesson.steps)} 步：")
+        parts += [Text(head + printable(step.title(lang)), style="bold"),
                   *prose(settings_line(result.params), width, style="dim")]
         parts += prose(fill(step.text(lang), result, lang), width)
         parts += render_tables(result, step.tables, lang, width)
@@ -283,6 +284,7 @@ def _join(lines: list[str], marks: list[list[bool]] | None) -> tuple[str, list[b
 def prose(text: str, width: int, indent: int = 0, style: str = "", gap: bool = True, marks=None) -> list[Text]:
     """Paragraphs (split on blank lines) wrapped to width cells, CJK-aware; a blank line after each when gap.
     `marks`, one per character of text, underlines the characters that are True."""
+    text = printable(text)  # lesson text, which the loader has checked; one character for one, so marks still fit
     marks = marks if marks is not None else [False] * len(text)
     out, pos = [], 0
     for para in text.split("\n\n"):

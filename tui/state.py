@@ -1,17 +1,32 @@
 """The learner's progress: where they are, what they have seen, which language. Saved atomically.
 
-A broken or unreadable file never stops the tour: it starts fresh and says so in one line. A
-folder that cannot be written (a read-only home) leaves the tour running without saving.
+A broken or unreadable file never stops the tour: it starts fresh and says so in one line. A damaged
+file is moved aside under a stamped name; one that cannot be moved, cannot be read or is not a regular
+file (a FIFO, a link to a device) is left as it is and never saved over. A folder that cannot be
+written (a read-only home, a full disk) leaves the tour running; each later save tries again quietly.
+Two tours running at once each keep their own place, and every step either of them saw.
 """
 
+import errno
 import json
 import os
+import re
+import stat
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 VERSION = 1
 FILE_NAME = "progress.json"
+MAX_BYTES = 1 << 20  # every step of every lesson seen makes 879 bytes; anything near this is not ours
+TEMP_PREFIX, TEMP_SUFFIX = ".progress-", ".tmp"
+TEMP_NAME = re.compile(r"\.progress-[a-z0-9_]{8}\.tmp")  # what mkstemp makes of the two above
+STALE_S = 60  # a save takes milliseconds: a younger temporary file may be another tour's save in flight
+
+
+class NotRegular(OSError):
+    """progress.json is a FIFO, a device, a folder: nothing to read, and not ours to replace."""
 
 
 def state_dir() -> Path:
@@ -34,6 +49,12 @@ class Progress:
         seen = self.visited.setdefault(lesson, [])
         if step_id not in seen:
             seen.append(step_id)
+
+    def merge(self, other: "Progress | None") -> None:
+        """Add the steps another tour saw; this one's place and language stay."""
+        for lesson, steps in (other.visited if other is not None else {}).items():
+            for step_id in steps:
+                self.visit(lesson, step_id)
 
     def to_json(self) -> dict:
         return {"version": VERSION, "lesson": self.lesson, "step": self.step, "lang": self.lang,
@@ -64,44 +85,90 @@ class Store:
     def __init__(self, folder: Path | None = None):
         self.folder = Path(folder) if folder is not None else state_dir()
         self.path = self.folder / FILE_NAME
-        self.writable = True
-        self.problem: str | None = None  # set when the last load or save could not be done
+        self.writable = True             # False while saves fail; each save tries again
+        self.why: str | None = None      # why the last save failed: "full", "denied" or "failed"
+        self.hands_off = False           # progress.json must not be saved over: see load()
+        self.broken: Path | None = None  # where a damaged file was moved
+        # what the load found: "corrupt" (moved aside), "corrupt_kept" (could not be moved),
+        # "unreadable", "special" (not a regular file); None when all was well
+        self.problem: str | None = None
 
     def load(self) -> Progress:
         """The saved progress; a fresh one (and `problem` set) when missing, unreadable or corrupt."""
-        self.problem = None
+        self.problem, self.broken, self.hands_off = None, None, False
+        self._sweep()
         try:
-            text = self.path.read_text(encoding="utf-8")
+            data = self._read()
         except (FileNotFoundError, NotADirectoryError):
             return Progress()  # nothing saved yet, or no folder to save in: save() will say so
-        except OSError:
-            self.problem = "unreadable"
+        except OSError as err:  # unreadable or not a file: saving over it could destroy it
+            self.problem, self.hands_off = "special" if isinstance(err, NotRegular) else "unreadable", True
             return Progress()
-        except UnicodeDecodeError:
-            text = None
         try:
-            if text is None:
-                raise ValueError("not UTF-8 text")
-            return Progress.from_json(json.loads(text))
-        except (ValueError, RecursionError):  # JSONDecodeError is a ValueError; deep nesting recurses
-            self.problem = "corrupt"
-            self._keep_broken()
+            if len(data) > MAX_BYTES:
+                raise ValueError("too large to be a progress file")
+            return Progress.from_json(json.loads(data.decode("utf-8")))
+        except (ValueError, RecursionError):  # bad UTF-8 and bad JSON are ValueErrors; deep nesting recurses
+            self.broken = self._keep_broken()
+            self.problem, self.hands_off = ("corrupt", False) if self.broken else ("corrupt_kept", True)
             return Progress()
 
-    def _keep_broken(self) -> None:
-        """Move a corrupt file aside, so the fresh start does not destroy what might be recovered."""
+    def _read(self) -> bytes:
+        """At most MAX_BYTES + 1 bytes of progress.json; NotRegular unless it is a regular file."""
+        if not stat.S_ISREG(os.stat(self.path).st_mode):  # look before opening: opening a FIFO blocks
+            raise NotRegular(errno.EINVAL, "not a regular file", str(self.path))
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped for something else since we looked
+                raise NotRegular(errno.EINVAL, "not a regular file", str(self.path))
+            return f.read(MAX_BYTES + 1)
+
+    def _peek(self) -> Progress | None:
+        """What is saved now (another tour may have saved since we loaded); None if nothing usable."""
         try:
-            os.replace(self.path, self.path.with_suffix(".json.broken"))
+            return Progress.from_json(json.loads(self._read().decode("utf-8")))
+        except (OSError, ValueError, RecursionError):
+            return None
+
+    def _keep_broken(self) -> Path | None:
+        """Move a corrupt file aside under a stamped name, never over an earlier one; None if it cannot."""
+        base = f"{FILE_NAME}.broken-{time.strftime('%Y%m%d-%H%M%S')}"
+        target, n = self.folder / base, 0
+        while os.path.lexists(target):  # a second broken file in the same second
+            n += 1
+            target = self.folder / f"{base}-{n}"
+        try:
+            os.replace(self.path, target)
         except OSError:
-            pass
+            return None
+        return target
+
+    def _sweep(self) -> None:
+        """Delete the temporary files of saves that were killed: only ours, and only stale ones."""
+        try:
+            entries = list(os.scandir(self.folder))
+        except OSError:
+            return
+        now = time.time()
+        for entry in entries:
+            try:
+                if (TEMP_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
+                        and now - entry.stat(follow_symlinks=False).st_mtime > STALE_S):
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
     def save(self, progress: Progress) -> bool:
-        """Write atomically: a temporary file in the same folder, flushed, then renamed over the old one."""
-        if not self.writable:
+        """Write atomically: a temporary file in the same folder, flushed, then renamed over the old one.
+
+        The steps another tour saved meanwhile are merged in first, so that neither loses what it saw.
+        """
+        if self.hands_off:
             return False
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".progress-", suffix=".tmp", dir=self.folder)
+            progress.merge(self._peek())
+            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=self.folder)
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as f:
                     json.dump(progress.to_json(), f, ensure_ascii=False, indent=1)
@@ -114,8 +181,10 @@ class Store:
                 except OSError:
                     pass
                 raise
-        except OSError:
-            self.writable = False  # say it once, then run on without saving
-            self.problem = "unwritable"
+        except OSError as err:
+            self.writable = False  # the app says it once; the next save tries again
+            self.why = ("full" if err.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+                        else "denied" if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else "failed")
             return False
+        self.writable, self.why = True, None
         return True

@@ -68,9 +68,9 @@ class Param:
             return None
         value = self._convert(raw)
         if value is None or not self._fits(value):
-            allowed = self.allowed()
-            raise ParamError(f"{self.name} must be {allowed.en}, got {raw!r}",
-                             f"{self.name} 必须是 {allowed.zh}，收到 {raw!r}")
+            allowed, got = self.allowed(), _shown(raw)
+            raise ParamError(f"{self.name} must be {allowed.en}, got {got.en}",
+                             f"{self.name} 必须是 {allowed.zh}，收到 {got.zh}")
         return value
 
     def _convert(self, raw):
@@ -95,6 +95,21 @@ class Param:
         return self.lo <= value <= self.hi and not (self.even and value % 2)
 
 
+_MAX_CHARS = 40  # the longest number a setting takes, written out; far above any range's bound
+
+
+def _shown(raw) -> Tr:
+    """A refused value as an error message quotes it: whole when short, else its start and its length."""
+    if isinstance(raw, int) and raw.bit_length() > 128:  # repr() itself refuses past 4,300 digits
+        digits = f"{int(raw.bit_length() * math.log10(2)) + 1:,}"
+        return Tr(f"a whole number of about {digits} digits", f"一个约 {digits} 位的整数")
+    text = repr(raw)
+    if len(text) <= _MAX_CHARS:
+        return Tr(text, text)
+    n = f"{len(str(raw)):,}"
+    return Tr(f"{text[:_MAX_CHARS - 10]}... ({n} characters)", f"{text[:_MAX_CHARS - 10]}...（共 {n} 个字符）")
+
+
 _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
@@ -108,6 +123,8 @@ def _number(raw, integer: bool):
     else:
         text = str(raw).strip()
         if not _NUMBER.fullmatch(text):
+            return None
+        if len(text) > _MAX_CHARS:  # int() refuses past 4,300 digits; no setting needs 40
             return None
         value = int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else float(text)
     if isinstance(value, float):

@@ -21,6 +21,7 @@ from ..widgets.keybar import KeyBar
 from engine.sizing import SOURCES
 
 from ..workbench import FIELDS, Workbench
+from . import ClosesOnce
 
 FIELDS_WIDTH = 27  # the fields column, as in app.tcss
 SUGGEST = {"preset": list(sizing.PRESETS), "weights": list(sizing.BYTES_PER_PARAM),
@@ -60,7 +61,7 @@ def bar(share: float, width: int = 20) -> str:
     return "#" * filled + "." * (width - filled)
 
 
-class CalcScreen(Screen):
+class CalcScreen(ClosesOnce, Screen):
     """Fields on the left, live outputs on the right; a bad field keeps the last good outputs, marked stale."""
 
     BINDINGS = [

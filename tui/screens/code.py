@@ -13,6 +13,7 @@ from textual.widgets import Static
 from engine.views import VIEWS
 
 from ..i18n import t
+from . import ClosesOnce
 
 
 def functions(view_id: str) -> list:
@@ -55,7 +56,7 @@ def _wrap_line(line: str, indent: str, hanging: str, width: int) -> list[str]:
     return out + [line]
 
 
-class CodeScreen(ModalScreen):
+class CodeScreen(ClosesOnce, ModalScreen):
     """A scrollable window of highlighted source; Esc, c or q closes it."""
 
     BINDINGS = [Binding("escape,c,q", "close", "close")]

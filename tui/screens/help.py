@@ -8,9 +8,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..i18n import t
+from . import ClosesOnce
 
 
-class HelpScreen(ModalScreen):
+class HelpScreen(ClosesOnce, ModalScreen):
     """A window listing the keys; Esc, ? or q closes it."""
 
     BINDINGS = [Binding("escape,question_mark,q", "close", "close")]

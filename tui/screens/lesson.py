@@ -73,7 +73,10 @@ class LessonScreen(Screen):
         return self.app.tour
 
     def check_action(self, action: str, parameters) -> bool | None:
-        """While the window is too small, only quitting, help and the language work: nothing moves unseen."""
+        """While the window is too small, only quitting, help and the language work: nothing moves unseen.
+        After q, no key does anything: the place saved is where q was pressed."""
+        if self.app.ending:
+            return False
         if self.has_class("-small") and action not in ("quit", "help", "language"):
             return False
         return True

@@ -8,10 +8,13 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from lessons.template import printable
+
 from ..i18n import t
+from . import ClosesOnce
 
 
-class OverviewScreen(ModalScreen):
+class OverviewScreen(ClosesOnce, ModalScreen):
     """A list of lessons with progress; Enter opens the highlighted one, Esc or o goes back."""
 
     BINDINGS = [Binding("escape,o,q", "close", "close")]
@@ -24,7 +27,7 @@ class OverviewScreen(ModalScreen):
             seen = len(set(tour.progress.visited.get(lesson.id, [])) & {s.id for s in lesson.steps})
             n = len(lesson.steps)
             bar = "#" * seen + "-" * (n - seen)
-            label = Text.assemble((f"{lesson.order}. ", "bold"), lesson.title(lang), "  ",
+            label = Text.assemble((f"{lesson.order}. ", "bold"), printable(lesson.title(lang)), "  ",
                                   (f"[{bar}] " + t("steps_seen", lang, seen=seen, n=n), "dim"))
             options.append(Option(label, id=lesson.id))
         with Vertical(id="overview-box", classes="modal-box"):

@@ -13,9 +13,10 @@ from engine.views import VIEWS
 from ..i18n import t
 from ..plain import render_tables, settings_line
 from ..widgets.flat import flatten
+from . import ClosesOnce
 
 
-class TablesScreen(ModalScreen):
+class TablesScreen(ClosesOnce, ModalScreen):
     """A scrollable window of the whole view at the current settings; Esc, t or q closes it."""
 
     BINDINGS = [Binding("escape,t,q", "close", "close")]
