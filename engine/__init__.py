@@ -7,27 +7,42 @@ Glossary, used in every shape comment ([n_seq, d_model] and so on):
     n_vocab    vocabulary size                 d_ff       hidden width of the SwiGLU FFN
     d          width of q and k in a demo; the d of the division by sqrt(d)
 
+The modules, from the bottom up: ops (one function per operation), positions (sinusoidal and RoPE),
+llama (the one forward pass), random_llama (the random-weight demo stack), tiny (the trained tiny
+Llama: backward pass, Adam, saving), corpus (its grammar), sizing (parameter and cache counts),
+demos (the small seeded experiments) and views (what each lesson step shows).
+
 Nothing here imports textual or rich, and nothing prints: functions return what the screen shows.
+Importing `engine` imports nothing else; each name below loads its module on first use.
 """
 
-from .demos import (DEMO_SEED, attention_demo, cat_demo, d_sweep, multi_head_demo, permutation_demo, swiglu_demo,
-                    rope_demo)
-from .errors import MAX_BYTES, EngineError, ParamError, SizeError, check_bytes
-from .llama import TinyConfig, forward
-from .ops import (attention, causal_mask, entropy, merge_heads, rms_norm, silu, softmax, split_heads,
-                  swiglu)
-from .positions import apply_rope, frequencies, sinusoidal_positions, wavelengths
-from .sizing import (PRESETS, PUBLISHED, ModelConfig, group_shares, kv_bytes_per_token, kv_cache_bytes,
-                     param_count, preset, swiglu_hidden, swiglu_widths, total_params, weight_bytes)
-from .views import VIEWS, Result, Tr, get_view, run_view
+import importlib
 
-__all__ = [
-    "DEMO_SEED", "MAX_BYTES", "PRESETS", "PUBLISHED", "VIEWS",
-    "EngineError", "ModelConfig", "ParamError", "Result", "SizeError", "TinyConfig", "Tr",
-    "apply_rope", "attention", "attention_demo", "cat_demo", "causal_mask", "check_bytes", "d_sweep",
-    "entropy", "forward", "frequencies", "get_view", "group_shares", "kv_bytes_per_token", "kv_cache_bytes",
-    "merge_heads", "multi_head_demo", "param_count", "permutation_demo", "preset", "rms_norm", "rope_demo",
-    "run_view", "silu", "sinusoidal_positions", "softmax", "split_heads", "swiglu", "swiglu_demo",
-    "swiglu_hidden", "swiglu_widths",
-    "total_params", "wavelengths", "weight_bytes",
-]
+_HOMES = {
+    "demos": ("DEMO_SEED", "attention_demo", "cat_demo", "d_sweep", "multi_head_demo", "permutation_demo",
+              "rope_demo", "swiglu_demo"),
+    "errors": ("MAX_BYTES", "EngineError", "ParamError", "SizeError", "check_bytes"),
+    "ops": ("attention", "causal_mask", "entropy", "merge_heads", "rms_norm", "silu", "softmax", "split_heads",
+            "swiglu"),
+    "positions": ("apply_rope", "frequencies", "sinusoidal_positions", "wavelengths"),
+    "sizing": ("PRESETS", "PUBLISHED", "ModelConfig", "group_shares", "kv_bytes_per_token", "kv_cache_bytes",
+               "param_count", "preset", "swiglu_hidden", "swiglu_widths", "total_params", "weight_bytes"),
+    "views": ("VIEWS", "Result", "Tr", "get_view", "run_view"),
+}
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name):
+    """`engine.softmax` and the like: import the module that defines the name, on first use."""
+    if name not in _HOME:
+        try:
+            return importlib.import_module(f".{name}", __name__)  # a submodule: engine.tiny, engine.corpus...
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value
+    return value

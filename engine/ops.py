@@ -1,5 +1,7 @@
 """The operations of a Llama-style block, one plain function each."""
 
+import math
+
 import numpy as np
 
 
@@ -19,36 +21,36 @@ def entropy(p):  # [..., n] -> [...]
     return -np.sum(p * logp, axis=-1)
 
 
-def causal_mask(n_q, n_k=None):  # -> [n_q, n_k]
+def causal_mask(n_q, n_k=None, dtype=float):  # -> [n_q, n_k]
     """0 where query i may see key j (j ≤ i, aligned at the end), -inf above the diagonal."""
     n_k = n_q if n_k is None else n_k
-    return np.triu(np.full((n_q, n_k), -np.inf), k=n_k - n_q + 1)
+    return np.triu(np.full((n_q, n_k), -np.inf, dtype), k=n_k - n_q + 1)
 
 
 def attention(q, k, v, *, scale=True, causal=False):  # [n_q, d], [n_k, d], [n_k, d_v] -> [n_q, d_v], [n_q, n_k]
-    """Scaled dot-product attention; returns the output and the weights."""
-    scores = q @ k.T  # [n_q, n_k]
+    """Scaled dot-product attention; returns the output and the weights. Leading axes (batch, heads) broadcast."""
+    scores = q @ np.swapaxes(k, -1, -2)  # [..., n_q, n_k]
     if scale:
-        scores = scores / np.sqrt(q.shape[-1])
+        scores = scores / math.sqrt(q.shape[-1])  # a Python float keeps float32 arrays float32
     if causal:
-        scores = scores + causal_mask(q.shape[0], k.shape[0])
+        scores = scores + causal_mask(q.shape[-2], k.shape[-2], scores.dtype)
     weights = softmax(scores)
     return weights @ v, weights
 
 
-def split_heads(x, n_head):  # [n_seq, d_model] -> [n_head, n_seq, head_dim]
+def split_heads(x, n_head):  # [..., n_seq, d_model] -> [..., n_head, n_seq, head_dim]
     """Cut each vector into n_head equal slices, one per head."""
-    n_seq, d_model = x.shape
-    return x.reshape(n_seq, n_head, d_model // n_head).transpose(1, 0, 2)
+    *lead, n_seq, d_model = x.shape
+    return np.swapaxes(x.reshape(*lead, n_seq, n_head, d_model // n_head), -3, -2)
 
 
-def merge_heads(x):  # [n_head, n_seq, head_dim] -> [n_seq, n_head * head_dim]
+def merge_heads(x):  # [..., n_head, n_seq, head_dim] -> [..., n_seq, n_head * head_dim]
     """Concatenate the heads' outputs back into one vector per token."""
-    n_head, n_seq, head_dim = x.shape
-    return x.transpose(1, 0, 2).reshape(n_seq, n_head * head_dim)
+    *lead, n_head, n_seq, head_dim = x.shape
+    return np.swapaxes(x, -3, -2).reshape(*lead, n_seq, n_head * head_dim)
 
 
-def rms_norm(x, w, eps=1e-5):  # [n_seq, d], [d] -> [n_seq, d]
+def rms_norm(x, w, eps=1e-5):  # [..., d], [d] -> [..., d]
     """RMSNorm: divide by the root mean square of each vector, then scale by w."""
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 

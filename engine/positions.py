@@ -21,12 +21,21 @@ def sinusoidal_positions(n_seq, d, base=10000.0):  # -> [n_seq, d]
     return pe
 
 
-def apply_rope(x, positions, base=10000.0):  # [n_seq, d], [n_seq] -> [n_seq, d]
-    """Rotate each pair (2i, 2i+1) of every row by the angle pos·θ_i."""
-    angles = np.asarray(positions, dtype=float)[:, None] * frequencies(x.shape[-1], base)[None, :]
-    cos, sin = np.cos(angles), np.sin(angles)  # [n_seq, d // 2]
+def rope_tables(positions, d, base=10000.0, dtype=float):  # [n_seq] -> cos, sin [n_seq, d // 2]
+    """cos and sin of the angle pos·θ_i for every position and dim pair, in the given dtype."""
+    angles = np.asarray(positions, dtype=float)[:, None] * frequencies(d, base)[None, :]
+    return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+
+
+def rotate_pairs(x, cos, sin):  # [..., n_seq, d], [n_seq, d // 2] x2 -> [..., n_seq, d]
+    """Turn each pair (2i, 2i+1) of every row by its angle; with -sin it turns back."""
     even, odd = x[..., 0::2], x[..., 1::2]
-    out = np.empty(np.shape(x))
+    out = np.empty(np.shape(x), np.result_type(x, cos))
     out[..., 0::2] = even * cos - odd * sin
     out[..., 1::2] = even * sin + odd * cos
     return out
+
+
+def apply_rope(x, positions, base=10000.0):  # [..., n_seq, d], [n_seq] -> [..., n_seq, d]
+    """Rotate each pair (2i, 2i+1) of every row by the angle pos·θ_i."""
+    return rotate_pairs(x, *rope_tables(positions, np.shape(x)[-1], base))

@@ -1,5 +1,6 @@
-"""A tiny Llama, trained by hand: forward and backward in numpy, Adam, and nothing else.
+"""The trained tiny Llama: the backward pass of llama.forward, Adam, training, saving and loading.
 
+The forward pass is llama.forward, the same code the random-weight demo (random_llama.py) runs.
 Shapes: B sentences, T positions, d = d_model, H heads of width hd, f = d_ff, V = n_vocab.
 Everything runs in float32; Python floats (never numpy float64 scalars) scale the arrays, because
 numpy 2 would otherwise promote whole arrays to float64 and double the step time.
@@ -10,14 +11,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import corpus
+from . import corpus, llama
+from .ops import merge_heads, split_heads
+from .positions import rotate_pairs
 
 EPS = 1e-5
 F32 = np.float32
 
 
 @dataclass(frozen=True)
-class TinyLlamaConfig:
+class TrainedLlamaConfig:
     d_model: int = 32
     n_layer: int = 2
     n_head: int = 4
@@ -31,14 +34,16 @@ class TinyLlamaConfig:
 
 
 CONFIGS = {
-    "small": TinyLlamaConfig(d_model=16, n_layer=1, n_head=2, d_ff=32, steps=800),
-    "main": TinyLlamaConfig(),
-    "big": TinyLlamaConfig(d_model=64, n_layer=4, n_head=8, d_ff=128, steps=750, lr=2e-3),  # ~30 s: the live demo
+    "small": TrainedLlamaConfig(d_model=16, n_layer=1, n_head=2, d_ff=32, steps=800),
+    "main": TrainedLlamaConfig(),
+    "big": TrainedLlamaConfig(d_model=64, n_layer=4, n_head=8, d_ff=128, steps=750, lr=2e-3),  # ~30 s: the live demo
 }
 
 
-def init(cfg: TinyLlamaConfig, seed: int) -> dict[str, np.ndarray]:
-    """Matrices N(0, 1/fan_in); the two matrices that write into the residual stream scaled by 1/sqrt(2 n_layer)."""
+def init(cfg: TrainedLlamaConfig, seed: int) -> dict[str, np.ndarray]:
+    """Matrices N(0, 1/fan_in); the two matrices that write into the residual stream scaled by 1/sqrt(2 n_layer).
+
+    One stream for every weight, unlike random_llama's stream per layer: the shipped runs were drawn this way."""
     rng = np.random.default_rng(seed)
     d, f, v = cfg.d_model, cfg.d_ff, cfg.n_vocab
     branch = 1 / math.sqrt(2 * cfg.n_layer)
@@ -58,85 +63,20 @@ def n_params(w) -> int:
     return sum(a.size for a in w.values())
 
 
-# --- pieces, each with its backward ---------------------------------------------------------
+# --- the backward pass of llama.forward ------------------------------------------------------
 
-def rms(x, g):  # [..., d], [d] -> [..., d], cache
+def rms_back(dy, x, g):  # the gradient through rms_norm(x, g): dx, dg
     r = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS)
-    return x * r * g, (x, r, g)
-
-
-def rms_back(dy, cache):
-    x, r, g = cache
     u = dy * g
     dx = r * u - (r ** 3) * x * np.mean(x * u, axis=-1, keepdims=True)
     dg = np.sum(dy * x * r, axis=tuple(range(dy.ndim - 1)))
     return dx, dg
 
 
-def rope_tables(T, hd, base=10000.0):  # -> cos, sin [T, hd // 2]
-    theta = base ** (-np.arange(0, hd, 2) / hd)
-    ang = np.arange(T)[:, None] * theta[None, :]
-    return np.cos(ang).astype(F32), np.sin(ang).astype(F32)
-
-
-def rope(x, cos, sin, sign=1.0):  # [B, H, T, hd] -> same; sign=-1 rotates back (the backward pass)
-    e, o = x[..., 0::2], x[..., 1::2]
-    out = np.empty_like(x)
-    out[..., 0::2] = e * cos - sign * o * sin
-    out[..., 1::2] = sign * e * sin + o * cos
-    return out
-
-
-def silu(z):
-    return z / (1.0 + np.exp(-z))
-
-
-# --- the model --------------------------------------------------------------------------
-
-def forward(w, cfg: TinyLlamaConfig, ids, keep=None, head_mask=None):
-    """Logits for every position; with keep, also what the backward pass and the views need.
-
-    ids [B, T] token ids. head_mask, optional [n_layer, n_head] of 0/1, silences heads (ablation).
-    """
-    B, T = ids.shape
-    H, d = cfg.n_head, cfg.d_model
-    hd = d // H
-    cos, sin = rope_tables(T, hd)
-    mask = np.triu(np.full((T, T), -np.inf, F32), 1)
-    x = w["embed"][ids]  # [B, T, d]
-    caches, attn, residual = [], [], [x]
-    for i in range(cfg.n_layer):
-        h, c1 = rms(x, w[f"{i}.norm1"])
-        q, k, v = (np.ascontiguousarray((h @ w[f"{i}.w{n}"]).reshape(B, T, H, hd).transpose(0, 2, 1, 3))
-                   for n in "qkv")  # [B, H, T, hd]
-        qr, kr = rope(q, cos, sin), rope(k, cos, sin)
-        s = qr @ kr.transpose(0, 1, 3, 2) * (1.0 / math.sqrt(hd)) + mask  # [B, H, T, T]
-        p = np.exp(s - s.max(-1, keepdims=True))
-        p /= p.sum(-1, keepdims=True)
-        o = p @ v  # [B, H, T, hd]
-        if head_mask is not None:
-            o = o * head_mask[i][None, :, None, None].astype(F32)
-        oc = o.transpose(0, 2, 1, 3).reshape(B, T, d)
-        x = x + oc @ w[f"{i}.wo"]
-        h2, c2 = rms(x, w[f"{i}.norm2"])
-        gate, up = h2 @ w[f"{i}.wg"], h2 @ w[f"{i}.wu"]
-        sg = 1.0 / (1.0 + np.exp(-gate))
-        m = gate * sg * up
-        x = x + m @ w[f"{i}.wd"]
-        caches.append((c1, h, q, k, v, qr, kr, p, oc, c2, h2, gate, sg, up, m))
-        attn.append(p)
-        residual.append(x)
-    hf, cf = rms(x, w["norm_f"])
-    logits = hf @ w["head"]
-    if keep is not None:
-        keep.update(caches=caches, cf=cf, hf=hf, attn=attn, residual=residual, cos=cos, sin=sin, ids=ids)
-    return logits
-
-
-def loss_and_grads(w, cfg: TinyLlamaConfig, ids):
+def loss_and_grads(w, cfg: TrainedLlamaConfig, ids):
     """Mean cross-entropy of predicting each next token (padding excluded), and its gradient for every weight."""
     keep = {}
-    logits = forward(w, cfg, ids[:, :-1], keep)
+    logits = llama.forward(w, ids[:, :-1], cfg.n_head, keep=keep)
     targets = ids[:, 1:]
     valid = (targets != corpus.INDEX[corpus.PAD]).astype(F32)
     n = float(valid.sum())
@@ -145,42 +85,43 @@ def loss_and_grads(w, cfg: TinyLlamaConfig, ids):
     picked = np.take_along_axis(logp, targets[..., None], -1)[..., 0]
     loss = float(-(picked * valid).sum() / n)
 
-    B, T = targets.shape
-    H, d = cfg.n_head, cfg.d_model
-    hd = d // H
+    hd = cfg.d_model // cfg.n_head
     g = {}
     dlogits = np.exp(logp)
     np.put_along_axis(dlogits, targets[..., None], np.take_along_axis(dlogits, targets[..., None], -1) - 1.0, -1)
     dlogits *= valid[..., None] * (1.0 / n)
     g["head"] = np.einsum("btd,btv->dv", keep["hf"], dlogits)
-    dx, g["norm_f"] = rms_back(dlogits @ w["head"].T, keep["cf"])
+    dx, g["norm_f"] = rms_back(dlogits @ w["head"].T, keep["x_out"], w["norm_f"])
     cos, sin = keep["cos"], keep["sin"]
     for i in reversed(range(cfg.n_layer)):
-        c1, h, q, k, v, qr, kr, p, oc, c2, h2, gate, sg, up, m = keep["caches"][i]
+        c = keep["layers"][i]
         # feed-forward
-        g[f"{i}.wd"] = np.einsum("btf,btd->fd", m, dx)
+        g[f"{i}.wd"] = np.einsum("btf,btd->fd", c["m"], dx)
         dm = dx @ w[f"{i}.wd"].T
+        gate, up = c["gate"], c["up"]
+        sg = 1.0 / (1.0 + np.exp(-gate))
         dup = dm * gate * sg
         dgate = dm * up * sg * (1.0 + gate * (1.0 - sg))
-        g[f"{i}.wg"] = np.einsum("btd,btf->df", h2, dgate)
-        g[f"{i}.wu"] = np.einsum("btd,btf->df", h2, dup)
+        g[f"{i}.wg"] = np.einsum("btd,btf->df", c["h2"], dgate)
+        g[f"{i}.wu"] = np.einsum("btd,btf->df", c["h2"], dup)
         dh2 = dgate @ w[f"{i}.wg"].T + dup @ w[f"{i}.wu"].T
-        dxn, g[f"{i}.norm2"] = rms_back(dh2, c2)
+        dxn, g[f"{i}.norm2"] = rms_back(dh2, c["x_mid"], w[f"{i}.norm2"])
         dx = dx + dxn
         # attention
-        g[f"{i}.wo"] = np.einsum("btd,bte->de", oc, dx)
-        do = (dx @ w[f"{i}.wo"].T).reshape(B, T, H, hd).transpose(0, 2, 1, 3)
-        dp = do @ v.transpose(0, 1, 3, 2)
-        dv = p.transpose(0, 1, 3, 2) @ do
+        p, v = c["p"], c["v"]
+        g[f"{i}.wo"] = np.einsum("btd,bte->de", c["heads"], dx)
+        do = split_heads(dx @ w[f"{i}.wo"].T, cfg.n_head)  # [B, H, T, hd]
+        dp = do @ np.swapaxes(v, -1, -2)
+        dv = np.swapaxes(p, -1, -2) @ do
         ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * (1.0 / math.sqrt(hd))
-        dq = rope(ds @ kr, cos, sin, -1.0)
-        dk = rope(ds.transpose(0, 1, 3, 2) @ qr, cos, sin, -1.0)
+        dq = rotate_pairs(ds @ c["kr"], cos, -sin)
+        dk = rotate_pairs(np.swapaxes(ds, -1, -2) @ c["qr"], cos, -sin)
         dh = 0.0
         for name, dt in (("wq", dq), ("wk", dk), ("wv", dv)):
-            dflat = dt.transpose(0, 2, 1, 3).reshape(B, T, d)
-            g[f"{i}.{name}"] = np.einsum("btd,bte->de", h, dflat)
+            dflat = merge_heads(dt)  # [B, T, d]
+            g[f"{i}.{name}"] = np.einsum("btd,bte->de", c["h"], dflat)
             dh = dh + dflat @ w[f"{i}.{name}"].T
-        dxn, g[f"{i}.norm1"] = rms_back(dh, c1)
+        dxn, g[f"{i}.norm1"] = rms_back(dh, c["x_in"], w[f"{i}.norm1"])
         dx = dx + dxn
     g["embed"] = np.zeros_like(w["embed"])
     np.add.at(g["embed"], ids[:, :-1], dx)
@@ -189,7 +130,7 @@ def loss_and_grads(w, cfg: TinyLlamaConfig, ids):
 
 # --- training ---------------------------------------------------------------------------
 
-def lr_at(step: int, cfg: TinyLlamaConfig) -> float:
+def lr_at(step: int, cfg: TrainedLlamaConfig) -> float:
     """Linear warm-up, then cosine decay to a fiftieth."""
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
@@ -222,7 +163,7 @@ class Adam:
 EVAL_CHUNK = 100  # sentences per forward pass in evaluate: under 30 MiB of arrays for the big config, any count
 
 
-def evaluate(w, cfg: TinyLlamaConfig, sentences) -> dict:
+def evaluate(w, cfg: TrainedLlamaConfig, sentences) -> dict:
     """Loss per token, agreement accuracy (all, and where the distractor's number differs), on sentences.
 
     Run EVAL_CHUNK sentences at a time: one pass over 4,000 would hold every layer's activations for all
@@ -232,7 +173,7 @@ def evaluate(w, cfg: TinyLlamaConfig, sentences) -> dict:
         part = sentences[lo:lo + EVAL_CHUNK]
         ids = corpus.encode(part)
         keep = {}
-        logits = forward(w, cfg, ids[:, :-1], keep)
+        logits = llama.forward(w, ids[:, :-1], cfg.n_head, keep=keep)
         targets = ids[:, 1:]
         valid = targets != corpus.INDEX[corpus.PAD]
         z = logits - logits.max(-1, keepdims=True)
@@ -270,7 +211,7 @@ def spread(entropies) -> float:
     return max(flat) / min(flat)
 
 
-def train(cfg: TinyLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eval: int = 4000):
+def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eval: int = 4000):
     """Train from scratch; returns (weights, summary). on_step(step, loss, w) is called every step;
     stop() returning True ends training early (the app's cancel).
 
@@ -318,7 +259,7 @@ SHIPPED = __import__("pathlib").Path(__file__).resolve().parent / "data" / "tiny
 RUNS = {"seed0": SHIPPED, "seed1": SHIPPED.with_name("tiny-main-seed1.npz")}  # two runs of the main config
 
 
-def save(path, w, cfg: TinyLlamaConfig, manifest: dict) -> None:
+def save(path, w, cfg: TrainedLlamaConfig, manifest: dict) -> None:
     """float32 weights and a JSON manifest (config, seed, steps, losses, floor, accuracies) in one .npz,
     written whole or not at all: into a temporary file beside `path`, synced, then renamed over it, so a
     full disk or a kill mid-save leaves any old file as it was. `path` is used as given (no .npz added)."""
@@ -352,7 +293,7 @@ def load(path=SHIPPED):
     with np.load(path, allow_pickle=False) as data:
         meta = json.loads(str(data["__manifest__"]))
         w = {k: data[k].astype(F32) for k in data.files if k != "__manifest__"}
-    cfg = TinyLlamaConfig(**meta["config"])
+    cfg = TrainedLlamaConfig(**meta["config"])
     expected = init(cfg, 0)
     if set(w) != set(expected) or any(w[k].shape != expected[k].shape for k in w):
         raise ValueError(f"{path}: the weights do not match their manifest's config")

@@ -5,8 +5,6 @@ says how to fix it. The loader collects all the problems of a folder before it r
 author sees them at once. See lessons/README.md for the format.
 """
 
-import itertools
-import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -15,7 +13,7 @@ from pathlib import Path
 from engine.errors import EngineError
 from engine.views import VIEWS, Tr
 
-from .template import UNSAFE, TemplateError, lookup, pieces, placeholders, printable, structure_problems
+from .template import UNSAFE, placeholders, printable, structure_problems
 
 FORMAT_VERSION = 1
 LANGS = ("zh", "en")
@@ -141,7 +139,7 @@ class _Checker:
             if zh != en:
                 only = ", ".join(f"{{{r}}} only in {lang}" for lang, refs in (("en", en - zh), ("zh", zh - en))
                                  for r in sorted(refs))
-                self.error(f"the zh and en texts name different placeholders: {_cut(only, 120)}",
+                self.error(f"the zh and en texts name different placeholders: {cut(only, 120)}",
                            "use the same placeholders in both languages", fld)
         return Tr(str(value.get("en", "")).strip(), str(value.get("zh", "")).strip())
 
@@ -182,7 +180,7 @@ def parse_lesson(path: Path) -> tuple[Lesson | None, list[LessonError]]:
     except (OSError, UnicodeDecodeError) as err:
         return None, [LessonError(path, f"cannot read the file: {err}", "save it as UTF-8 text")]
     except (ValueError, RecursionError) as err:  # what the scan in _too_big missed: tomllib's own limits
-        return None, [LessonError(path, f"tomllib cannot read it: {type(err).__name__}: {_cut(str(err), 120)}",
+        return None, [LessonError(path, f"tomllib cannot read it: {type(err).__name__}: {cut(str(err), 120)}",
                                   "write shorter numbers and flatter tables")]
     c = _Checker(path)
     c.lesson_id = data.get("id") if isinstance(data.get("id"), str) else None
@@ -393,7 +391,7 @@ def _key_on(source: str, line: int) -> str | None:
     """The key that line `line` of a file sets, cut short; None if the line sets none."""
     text = source.split("\n", line)[line - 1] if line <= source.count("\n") + 1 else ""
     m = re.match(r"\s*([^=#\[\]]+?)\s*=", text[:200])
-    return _cut(m.group(1), 40) if m else None
+    return cut(m.group(1), 40) if m else None
 
 
 def _check_strings(c: _Checker, data) -> None:
@@ -424,10 +422,10 @@ def _check_strings(c: _Checker, data) -> None:
 
 def _shown(value) -> str:
     """A value from a file as an error message quotes it: its repr, cut short."""
-    return _cut(repr(value), 40)
+    return cut(repr(value), 40)
 
 
-def _cut(text: str, length: int) -> str:
+def cut(text: str, length: int) -> str:
     return text if len(text) <= length else text[:length - 3] + "..."
 
 
@@ -466,98 +464,3 @@ def load_lessons(folder: Path = SHIPPED, strict: bool = True) -> tuple[list[Less
     if strict and errors:
         raise LessonsInvalid(errors)
     return sorted(lessons, key=lambda lesson: lesson.order), errors
-
-
-# --- running the engine over a lesson ---------------------------------------------------
-
-def step_settings(step: Step, overrides: dict | None = None) -> dict:
-    """The step's parameters with the experiment settings its view takes laid over them."""
-    names = {p.name for p in VIEWS[step.view].params}
-    return {**step.params, **{k: v for k, v in (overrides or {}).items() if k in names}}
-
-
-MAX_VARIANTS = 512  # beyond this many combinations, each value is checked alone
-
-
-def variants(lesson: Lesson, step: Step) -> list[dict]:
-    """Every combination of experiment values a learner can reach on this step, as overrides; {} first.
-    Each key is either unpressed (the step's own value) or at one of its values."""
-    axes = {}
-    for x in lesson.experiments:
-        if x.action is None and applies(x, step):
-            axes.setdefault(x.param, [None]).extend(v for v in x.values if v not in axes.get(x.param, ()))
-    names = list(axes)
-    if math.prod(len(v) for v in axes.values()) <= MAX_VARIANTS:
-        combos = itertools.product(*axes.values())
-    else:
-        combos = [tuple(value if i == j else None for j in range(len(names)))
-                  for i, name in enumerate(names) for value in axes[name]]
-    out = []
-    for combo in combos:
-        overrides = {name: value for name, value in zip(names, combo) if value is not None}
-        if overrides not in out:
-            out.append(overrides)
-    return out
-
-
-def texts(lesson: Lesson, step: Step) -> list[tuple[str, Tr]]:
-    """Every text a step fills from its view: the prose, and the hint of each key that works on it."""
-    out = [("text", step.text)]
-    for x in lesson.experiments:
-        if applies(x, step):
-            fld = f"hints.{x.key}" if x.key in step.hints else f"experiments[{x.key}].text"
-            out.append((fld, step.hints.get(x.key) or x.text))
-    return out
-
-
-def check_deep(lesson: Lesson) -> list[LessonError]:
-    """Run every step through the engine at every reachable setting; check every placeholder, condition and row."""
-    errors, seen = [], set()
-
-    def err(step, message, fix, fld, at=""):
-        if (step.id, fld, message) not in seen:  # once, at the first setting where it shows
-            seen.add((step.id, fld, message))
-            errors.append(LessonError(lesson.path, message + at, fix, lesson.id, step.id, fld))
-
-    for step in lesson.steps:
-        for overrides in variants(lesson, step):
-            for base, name in ((step.params, "params"), ({**step.params, **(step.compare or {})}, "compare")):
-                if name == "compare" and step.compare is None:
-                    continue
-                at = " (at " + ", ".join(f"{k}={v}" for k, v in overrides.items()) + ")" if overrides else ""
-                try:
-                    result = VIEWS[step.view].run({**base, **overrides})
-                except EngineError as e:
-                    keys = ",".join(x.key for x in lesson.experiments if x.param in overrides)
-                    err(step, f"the engine refuses it: {e.en}", "choose values the view accepts",
-                        f"experiments[{keys}].values" if overrides else name, at)
-                    continue
-                tables = {t.key: t for t in result.tables}
-                for t in step.tables:
-                    if t not in tables:
-                        err(step, f"view {step.view!r} has no table {t!r}", f"use some of: {', '.join(sorted(tables))}",
-                            "tables")
-                for key, indices in step.rows.items():
-                    n = len(tables[key].rows) if key in tables else 0
-                    if key not in tables:
-                        err(step, f"view {step.view!r} has no table {key!r}", f"use some of: {', '.join(sorted(tables))}",
-                            f"rows.{key}")
-                    elif any(not -n <= i < n for i in indices):
-                        err(step, f"table {key!r} has {n} rows", f"use row numbers from {-n} to {n - 1}",
-                            f"rows.{key}", at)
-                for fld, text in texts(lesson, step):
-                    for lang in LANGS:
-                        try:
-                            refs = [ref for ref, is_ref in pieces(text(lang), result) if is_ref]
-                        except TemplateError as e:
-                            err(step, str(e), "name a true-or-false fact or setting of the step's view "
-                                "(`xf-tour print VIEW --json`)", f"{fld}.{lang}", at)
-                            continue
-                        for ref in refs:
-                            try:
-                                lookup(result, ref)
-                            except KeyError as e:
-                                err(step, _cut(f"placeholder {{{ref}}}: {e.args[0]}", 160),
-                                    "name a fact, a setting, or table.row.column of the step's view "
-                                    "(`xf-tour print VIEW --json`)", f"{fld}.{lang}", at)
-    return errors

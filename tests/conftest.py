@@ -16,6 +16,12 @@ def _seeded():
     np.random.seed(0)
 
 
+@pytest.fixture
+def state(tmp_path):
+    """A progress folder of the test's own, not yet made: the app creates it."""
+    return tmp_path / "state"
+
+
 def run_cli(*args, env=None):
     """Run `python -m tui ARGS` in a fresh process, from the repo root, with a neutral locale."""
     environ = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANG")}

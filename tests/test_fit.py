@@ -6,7 +6,8 @@ import pytest
 from conftest import run_cli
 from lessons.loader import load_lessons
 from tui.app import make_app
-from tui.page import MIN_HEIGHT, MIN_WIDTH, fit_problems
+from tui.fit import fit_problems
+from tui.page import MIN_HEIGHT, MIN_WIDTH
 from tui.screens.lesson import LessonScreen
 
 from test_lessons import FIXTURES

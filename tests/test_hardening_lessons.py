@@ -1,4 +1,4 @@
-"""Lesson files as an attacker or an unlucky author writes them (issue 10, points 1 and 4): each is refused
+"""Lesson files as an attacker or an unlucky author writes them (oversized, malformed, hostile): each is refused
 with exit 2 and the field or line named, before tomllib when it is too big; and lesson text reaches the
 terminal neither as control characters nor as Rich markup, even when the loader is bypassed."""
 

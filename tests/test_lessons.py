@@ -12,7 +12,8 @@ from rich.console import Console
 
 from conftest import run_cli
 from engine.views import VIEWS
-from lessons.loader import SHIPPED, check_deep, load_lessons, parse_lesson, variants
+from lessons.check import check_deep, variants
+from lessons.loader import SHIPPED, load_lessons, parse_lesson
 from lessons.template import TOKEN, is_control
 from tui.format import format_value
 from tui.plain import render_lesson

@@ -5,6 +5,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import engine
+from engine import random_llama
 
 
 def test_softmax_rows_sum_to_one_and_survive_huge_scores():
@@ -124,8 +125,8 @@ def test_multi_head_keeps_the_parameter_count():
 
 
 def test_mini_forward_keeps_the_shape_and_adds():
-    on = engine.forward(engine.llama.PROMPT, residual=True)
-    off = engine.forward(engine.llama.PROMPT, residual=False)
+    on = random_llama.trace(random_llama.PROMPT, residual=True)
+    off = random_llama.trace(random_llama.PROMPT, residual=False)
     assert {x.shape for x in on.xs} == {(5, 16)} and len(on.xs) == 5
     assert_allclose(on.probs.sum(), 1.0)
 

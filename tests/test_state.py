@@ -22,11 +22,6 @@ from conftest import ROOT
 from test_app import screen_text
 
 
-@pytest.fixture
-def state(tmp_path):
-    return tmp_path / "state"
-
-
 def denied(*args, **kwargs):
     raise PermissionError(errno.EACCES, "Permission denied")
 

@@ -14,7 +14,7 @@ from tui.app import make_app
 from tui.screens.lesson import LessonScreen
 from tui.workbench import Workbench
 
-from test_app import raw_clicks, raw_keys, until
+from test_app_edges import raw_clicks, raw_keys, until
 
 SEED = 20261201  # the day this storm was written
 KEYS = (list("np1234567890tclow") + ["question_mark", "escape", "enter", "up", "down", "left", "right", "tab",

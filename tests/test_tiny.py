@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import engine
-from engine import corpus, tiny
+from engine import corpus, llama, tiny
 
-SMALL = tiny.TinyLlamaConfig(d_model=8, n_layer=2, n_head=2, d_ff=12)
+SMALL = tiny.TrainedLlamaConfig(d_model=8, n_layer=2, n_head=2, d_ff=12)
 
 
 def test_gradients_match_finite_differences_in_float64():
@@ -74,7 +74,7 @@ def test_a_short_run_lowers_the_loss_and_is_deterministic():
 def test_activations_stay_float32():
     w = tiny.init(tiny.CONFIGS["main"], 0)
     keep = {}
-    logits = tiny.forward(w, tiny.CONFIGS["main"], corpus.encode(corpus.draw(4, 0, "train")), keep)
+    logits = llama.forward(w, corpus.encode(corpus.draw(4, 0, "train")), tiny.CONFIGS["main"].n_head, keep=keep)
     assert logits.dtype == np.float32
     assert all(p.dtype == np.float32 for p in keep["attn"]) and all(x.dtype == np.float32 for x in keep["residual"])
     _, grads = tiny.loss_and_grads(w, tiny.CONFIGS["main"], corpus.encode(corpus.draw(4, 0, "train")))

@@ -1,1 +1,1 @@
-"""The faces of the tour: the command line, the plain printer, and (soon) the Textual app."""
+"""The faces of the tour: the Textual app, the plain printer and the command line."""

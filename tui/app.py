@@ -12,8 +12,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
 
-from .commands import LessonCommands, Palette
-from .i18n import t
+from .i18n import default_lang, t
+from .palette import LessonCommands, Palette
 from .screens.lesson import LessonScreen
 from .state import Store
 from .tour import Tour
@@ -296,8 +296,6 @@ def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Pa
              state_dir: Path | None = None, lessons=None, bench=None) -> XfTourApp:
     """Build the app the way the command line does; the tests use this too."""
     from lessons.loader import SHIPPED, load_lessons
-
-    from .cli import default_lang
 
     store = Store(state_dir)
     progress = store.load()

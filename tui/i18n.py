@@ -1,4 +1,19 @@
-"""Every text the app's own chrome shows, in both languages. Lesson and engine texts carry their own."""
+"""The two languages, the one a locale asks for, and every text the app's own chrome shows in both.
+Lesson and engine texts carry their own."""
+
+import os
+
+LANGS = ("zh", "en")
+
+
+def default_lang(environ=os.environ) -> str:
+    """zh when the locale is Chinese (zh*), else en."""
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(var)
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
 
 TEXTS = {
     "next": ("next", "下一步"),

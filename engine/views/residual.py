@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import demos, llama, ops
+from .. import demos, llama, ops, random_llama
 from .core import Fact, Param, Result, Table, Tr, View, col, matrix_table, register, token_labels
 
 
@@ -15,8 +15,8 @@ def _mask(n):
 
 
 def _residual(residual, seed, layers):
-    cfg = llama.TinyConfig(n_layer=layers)
-    runs = {on: llama.forward(llama.PROMPT, cfg, seed, residual=on) for on in (True, False)}
+    cfg = random_llama.RandomLlamaConfig(n_layer=layers)
+    runs = {on: random_llama.trace(random_llama.PROMPT, cfg, seed, residual=on) for on in (True, False)}
 
     def norm(x):
         return float(np.mean(np.linalg.norm(x, axis=-1)))
@@ -31,8 +31,8 @@ def _residual(residual, seed, layers):
     probs = runs[residual].probs
     top = np.argsort(-probs, kind="stable")[:5]
     return Result("residual", dict(residual=residual, seed=seed, layers=layers), (
-        Table("stream", Tr(f'x through {layers} layers for "{" ".join(llama.PROMPT[1:])}"',
-                           f'「{" ".join(llama.PROMPT[1:])}」的 x 经过 {layers} 层'),
+        Table("stream", Tr(f'x through {layers} layers for "{" ".join(random_llama.PROMPT[1:])}"',
+                           f'「{" ".join(random_llama.PROMPT[1:])}」的 x 经过 {layers} 层'),
               (col("stage", "after", "阶段"), col("shape", "shape", "形状"),
                col("norm_on", "|x| add", "|x| 残差", ".2f"), col("cos_on", "cos add", "cos 残差", "+.2f"),
                col("norm_off", "|x| replace", "|x| 无残差", ".2f"), col("cos_off", "cos replace", "cos 无残差", "+.2f")),
@@ -40,7 +40,7 @@ def _residual(residual, seed, layers):
                             "|x|：每个词元向量的平均长度；cos：它与该词元嵌入的余弦，即嵌入还剩多少")),
         Table("next", Tr("Top 5 next tokens (random weights: no knowledge)", "下一个词元前 5 名（随机权重，没有知识）"),
               (col("rank", "rank", "名次"), col("token", "token", "词元"), col("p", "probability", "概率", ".3f")),
-              tuple((i + 1, llama.VOCAB[t], float(probs[t])) for i, t in enumerate(top))),
+              tuple((i + 1, random_llama.VOCAB[t], float(probs[t])) for i, t in enumerate(top))),
     ), (Fact("last_cos_on", Tr("cos with the embedding after the last layer, with the adds",
                                "最后一层之后与嵌入的余弦（相加）"), rows[-1][3], "+.2f"),
         Fact("last_cos_off", Tr("cos with the embedding after the last layer, replacing x",
@@ -54,4 +54,4 @@ register(View("residual", Tr("The residual stream", "残差流"),
      (Param("residual", "bool", True, Tr("add each layer's output to x", "把每层的输出加回 x")),
       Param("seed", "int", demos.DEMO_SEED, Tr("random weights", "随机权重的种子"), 0, 2**32 - 1),
       Param("layers", "int", 4, Tr("layers", "层数"), 1, 32)),
-     _residual, (llama.forward, llama.self_attention)))
+     _residual, (random_llama.trace, llama.forward)))

@@ -1,8 +1,11 @@
 """The trained tiny Llama: next token and logit lens, every head's attention, heads pulled apart,
 which head carries agreement, and the grammar. The weights load on first use."""
 
+import importlib
+
 import numpy as np
 
+from .. import llama, ops
 from ..errors import ParamError
 from .core import Column, Fact, Param, Result, Table, Tr, View, col, register
 
@@ -21,12 +24,12 @@ _TRAINED: dict = {}
 
 
 def _tiny_run(sentence: str, head_mask=None, run: str = "seed0"):
-    from .. import corpus, tiny
+    from .. import corpus
     w, cfg, _ = _trained(run)
     words = sentence.split()
     ids = corpus.encode([corpus.Sentence(tuple(words), 0.0, 0, None, None)])[:, : len(words) + 1]
     keep = {}
-    logits = tiny.forward(w, cfg, ids, keep, head_mask)
+    logits = llama.forward(w, ids, cfg.n_head, keep=keep, head_mask=head_mask)
     return w, cfg, ["<bos>"] + words, logits[0], keep
 
 
@@ -36,13 +39,13 @@ def _softmax_row(z):
 
 
 def _tiny_next(sentence):
-    from .. import corpus, tiny
+    from .. import corpus
     w, cfg, words, logits, keep = _tiny_run(sentence)
     probs = _softmax_row(logits[-1])
     top = np.argsort(-probs, kind="stable")[:5]
     lens = []
     for i, x in enumerate(keep["residual"]):  # the logit lens: read each layer's x with the final norm and head
-        p = _softmax_row((tiny.rms(x[0, -1], w["norm_f"])[0] @ w["head"]).astype(np.float64))
+        p = _softmax_row((ops.rms_norm(x[0, -1], w["norm_f"]) @ w["head"]).astype(np.float64))
         best = np.argsort(-p, kind="stable")[:3]
         stage = Tr("embedding", "词嵌入") if i == 0 else Tr(f"after layer {i}", f"第 {i} 层之后")
         lens.append((stage, *[f"{corpus.VOCAB[j]} {p[j]:.2f}" for j in best]))
@@ -198,19 +201,10 @@ ABLATION_SENTENCES = 300
 _RUN = Param("run", "choice", "seed0", Tr("which shipped training run", "随附的哪一次训练"), choices=("seed0", "seed1"))
 
 
-def _tiny_source(name: str):
-    """An engine.tiny function, imported only when its code is shown: the tiny model loads lazily."""
+def _lazy_source(module: str, name: str):
+    """An engine function, imported only when its code is shown: the tiny model and its grammar load lazily."""
     def source():
-        from .. import tiny
-        return getattr(tiny, name)
-    source.lazy = True
-    return source
-
-
-def _corpus_source(name: str):
-    def source():
-        from .. import corpus
-        return getattr(corpus, name)
+        return getattr(importlib.import_module(f"..{module}", __package__), name)
     source.lazy = True
     return source
 
@@ -219,7 +213,7 @@ def _ablation_average(run: str = "seed0"):
     """Per head: mean attention from the verb's position to the subject, and the mean change in the
     agreement margin when the head is silenced, over unseen sentences with a mismatched distractor."""
     if run not in _ABLATION:
-        from .. import corpus, tiny
+        from .. import corpus
         w, cfg, _ = _trained(run)
         sentences = [s for s in corpus.draw(ABLATION_SENTENCES * 8, 11, "held-out") if s.mismatch][:ABLATION_SENTENCES]
         ids = corpus.encode(sentences)
@@ -230,7 +224,7 @@ def _ablation_average(run: str = "seed0"):
 
         def margins(mask=None):
             keep = {}
-            logits = tiny.forward(w, cfg, ids[:, :-1], keep, mask)
+            logits = llama.forward(w, ids[:, :-1], cfg.n_head, keep=keep, head_mask=mask)
             at = logits[rows_, pos]
             return at[rows_, pairs[:, 0]] - at[rows_, pairs[:, 1]], keep
 
@@ -280,25 +274,25 @@ def _tiny_vocab():
         Fact("length", Tr("tokens per sentence, on average", "平均每句词元数"), length, ".2f")))
 
 
-register(View("tiny-vocab", Tr("The tiny grammar", "小语法"), (), _tiny_vocab, (_corpus_source("sample"),)))
+register(View("tiny-vocab", Tr("The tiny grammar", "小语法"), (), _tiny_vocab, (_lazy_source("corpus", "sample"),)))
 
 register(View("tiny-next", Tr("The trained tiny Llama: next token and logit lens", "训练好的小 Llama：下一个词元与逻辑透镜"),
      (Param("sentence", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")),),
-     _tiny_next, (_tiny_source("forward"),)))
+     _tiny_next, (llama.forward,)))
 
 register(View("tiny-attention", Tr("The trained tiny Llama: every head's attention", "训练好的小 Llama：每个头的注意力"),
      (Param("sentence", "sentence", "the cat sat on the mat .", Tr("the sentence", "句子")),
       Param("layer", "int", 1, Tr("which layer", "哪一层"), 1, 4)),
-     _tiny_attention, (_tiny_source("forward"),)))
+     _tiny_attention, (llama.forward,)))
 
 register(View("tiny-verb", Tr("The trained tiny Llama: where the verb looks", "训练好的小 Llama：动词看向哪里"),
      (Param("sentence", "sentence", "the cat sat on the mat .", Tr("the sentence", "句子")),),
-     _tiny_verb, (_tiny_source("forward"),)))
+     _tiny_verb, (llama.forward,)))
 
 register(View("tiny-heads", Tr("The trained tiny Llama: heads pulled apart", "训练好的小 Llama：被拉开的各个头"),
-     (_RUN,), _tiny_heads, (_tiny_source("evaluate"), _tiny_source("head_entropies"))))
+     (_RUN,), _tiny_heads, (_lazy_source("tiny", "evaluate"), _lazy_source("tiny", "head_entropies"))))
 
 register(View("tiny-ablation", Tr("The trained tiny Llama: which head carries agreement", "训练好的小 Llama：谁在传递主谓一致"),
      (Param("sentence", "sentence", "the cat near the dogs sits .", Tr("a sentence with an agreeing verb",
                                                                         "带一致动词的句子")), _RUN),
-     _tiny_ablation, (_tiny_source("forward"),)))
+     _tiny_ablation, (llama.forward,)))

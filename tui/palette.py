@@ -1,4 +1,5 @@
-"""The command palette (Ctrl+P): jump to any lesson or step.
+"""The command palette (Ctrl+P): its entries (the workbench, the overview, every lesson and every step)
+and the palette screen itself.
 
 Lesson and step titles come from lesson files, so every entry is handed to the palette as Content, which
 Textual shows as it is: a title such as "[/]" or "[@click=app.quit]x" is text, never markup.

@@ -1,0 +1,98 @@
+"""Run every step of a lesson through the engine at every setting a learner can reach, and check
+that each placeholder, condition and row the lesson names exists there. Slower than the loader's
+checks, so the loader does not run them: `xf-tour check-lessons` and the tests do."""
+
+import itertools
+import math
+
+from engine.errors import EngineError
+from engine.views import VIEWS, Tr
+
+from .loader import LANGS, Lesson, LessonError, Step, applies, cut
+from .template import TemplateError, lookup, pieces
+
+MAX_VARIANTS = 512  # beyond this many combinations, each value is checked alone
+
+
+def variants(lesson: Lesson, step: Step) -> list[dict]:
+    """Every combination of experiment values a learner can reach on this step, as overrides; {} first.
+    Each key is either unpressed (the step's own value) or at one of its values."""
+    axes = {}
+    for x in lesson.experiments:
+        if x.action is None and applies(x, step):
+            axes.setdefault(x.param, [None]).extend(v for v in x.values if v not in axes.get(x.param, ()))
+    names = list(axes)
+    if math.prod(len(v) for v in axes.values()) <= MAX_VARIANTS:
+        combos = itertools.product(*axes.values())
+    else:
+        combos = [tuple(value if i == j else None for j in range(len(names)))
+                  for i, name in enumerate(names) for value in axes[name]]
+    out = []
+    for combo in combos:
+        overrides = {name: value for name, value in zip(names, combo) if value is not None}
+        if overrides not in out:
+            out.append(overrides)
+    return out
+
+
+def texts(lesson: Lesson, step: Step) -> list[tuple[str, Tr]]:
+    """Every text a step fills from its view: the prose, and the hint of each key that works on it."""
+    out = [("text", step.text)]
+    for x in lesson.experiments:
+        if applies(x, step):
+            fld = f"hints.{x.key}" if x.key in step.hints else f"experiments[{x.key}].text"
+            out.append((fld, step.hints.get(x.key) or x.text))
+    return out
+
+
+def check_deep(lesson: Lesson) -> list[LessonError]:
+    """Run every step through the engine at every reachable setting; check every placeholder, condition and row."""
+    errors, seen = [], set()
+
+    def err(step, message, fix, fld, at=""):
+        if (step.id, fld, message) not in seen:  # once, at the first setting where it shows
+            seen.add((step.id, fld, message))
+            errors.append(LessonError(lesson.path, message + at, fix, lesson.id, step.id, fld))
+
+    for step in lesson.steps:
+        for overrides in variants(lesson, step):
+            for base, name in ((step.params, "params"), ({**step.params, **(step.compare or {})}, "compare")):
+                if name == "compare" and step.compare is None:
+                    continue
+                at = " (at " + ", ".join(f"{k}={v}" for k, v in overrides.items()) + ")" if overrides else ""
+                try:
+                    result = VIEWS[step.view].run({**base, **overrides})
+                except EngineError as e:
+                    keys = ",".join(x.key for x in lesson.experiments if x.param in overrides)
+                    err(step, f"the engine refuses it: {e.en}", "choose values the view accepts",
+                        f"experiments[{keys}].values" if overrides else name, at)
+                    continue
+                tables = {t.key: t for t in result.tables}
+                for t in step.tables:
+                    if t not in tables:
+                        err(step, f"view {step.view!r} has no table {t!r}", f"use some of: {', '.join(sorted(tables))}",
+                            "tables")
+                for key, indices in step.rows.items():
+                    n = len(tables[key].rows) if key in tables else 0
+                    if key not in tables:
+                        err(step, f"view {step.view!r} has no table {key!r}", f"use some of: {', '.join(sorted(tables))}",
+                            f"rows.{key}")
+                    elif any(not -n <= i < n for i in indices):
+                        err(step, f"table {key!r} has {n} rows", f"use row numbers from {-n} to {n - 1}",
+                            f"rows.{key}", at)
+                for fld, text in texts(lesson, step):
+                    for lang in LANGS:
+                        try:
+                            refs = [ref for ref, is_ref in pieces(text(lang), result) if is_ref]
+                        except TemplateError as e:
+                            err(step, str(e), "name a true-or-false fact or setting of the step's view "
+                                "(`xf-tour print VIEW --json`)", f"{fld}.{lang}", at)
+                            continue
+                        for ref in refs:
+                            try:
+                                lookup(result, ref)
+                            except KeyError as e:
+                                err(step, cut(f"placeholder {{{ref}}}: {e.args[0]}", 160),
+                                    "name a fact, a setting, or table.row.column of the step's view "
+                                    "(`xf-tour print VIEW --json`)", f"{fld}.{lang}", at)
+    return errors

@@ -1,0 +1,243 @@
+"""The Textual app at its edges: keys and clicks that land while a screen opens, closes or the app
+quits, and the exit status and crash report as the command line runs the app."""
+
+import asyncio
+import json
+
+import pytest
+
+from tui.app import make_app
+from tui.palette import Palette
+from tui.screens.lesson import LessonScreen
+
+# --- input that lands while a screen opens, closes or the app quits -------------------------------
+# Pilot's press and click wait for each event to be handled. A learner's fast keys and double clicks do
+# not: the driver queues them all before the first is handled. These helpers post events as the driver
+# does, all at once.
+
+def raw_keys(app, *keys: str) -> None:
+    """Queue key presses on the app the way the terminal driver does: without waiting for any."""
+    from textual import events
+    for key in keys:
+        app.post_message(events.Key(key, "?" if key == "question_mark" else key if len(key) == 1 else None))
+
+
+def raw_clicks(app, x: int, y: int, times: int) -> None:
+    """Queue `times` clicks at one cell the way the driver does: a mouse down and up each; the app makes
+    the Click (chained into a double or triple click) itself."""
+    from textual import events
+    for _ in range(times):
+        for kind in (events.MouseDown, events.MouseUp):
+            app.post_message(kind(None, x, y, 0, 0, 1, False, False, False, screen_x=x, screen_y=y))
+
+
+async def until(pilot, condition) -> None:
+    """Wait until condition() holds, the screen on top having handled its events; 30 s at most."""
+    async def wait():
+        await pilot.pause()
+        while not condition():
+            await pilot.pause(0.05)
+    await asyncio.wait_for(wait(), 30)
+
+
+async def settled(pilot) -> None:
+    """Wait until no keys are held for a screen being built (see XfTourApp.hold_keys)."""
+    await until(pilot, lambda: pilot.app._held_keys is None)
+
+
+def palette_ready(app) -> bool:
+    from textual.command import CommandList
+    return isinstance(app.screen, Palette) and app.screen.query_one(CommandList).option_count > 0
+
+
+@pytest.mark.parametrize("times", [1, 2, 3])
+async def test_clicks_outside_the_palette_close_it_and_only_it(state, times):
+    app = make_app(lang="en", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: palette_ready(app))
+        assert app.get_widget_at(2, 23)[0] is app.screen  # the bottom row is the palette's background
+        raw_clicks(app, 2, 23, times)
+        await pilot.pause()
+        assert [type(s) for s in app.screen_stack][1:] == [LessonScreen]
+        await pilot.press("n")
+        assert app.tour.step_index == 1 and app._exception is None
+
+
+@pytest.mark.parametrize("x, y", [(36, 12), (2, 23)])
+async def test_typing_into_the_palette_as_it_is_clicked_away(state, x, y):
+    """Ctrl+P, a letter and a triple click, all at once (the storm found it): the letter's search started on
+    a palette already closing, whose list was gone (NoMatches in a worker)."""
+    app = make_app(lang="en", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        raw_keys(app, "ctrl+p", "l")
+        raw_clicks(app, x, y, 3)
+        await until(pilot, lambda: not Palette.is_open(app))
+        await pilot.press("n")
+        assert app.tour.step_index == 1 and app._exception is None
+
+
+@pytest.mark.parametrize("first, keys", [("o", ["enter", "enter"]), ("ctrl+p", ["enter", "enter"]),
+                                         ("question_mark", ["escape", "escape"]), ("w", ["escape", "escape"])])
+async def test_a_screen_closed_twice_at_once_leaves_the_lesson_under_it(state, first, keys):
+    app = make_app(lang="en", lesson="params", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(first)
+        await until(pilot, lambda: palette_ready(app) if first == "ctrl+p" else app._held_keys is None)
+        raw_keys(app, *keys)
+        await settled(pilot)
+        assert LessonScreen in [type(s) for s in app.screen_stack]
+        while not isinstance(app.screen, LessonScreen):
+            await pilot.press("escape")
+        await pilot.press("n")
+        assert app.tour.step_index == 1 and app._exception is None
+
+
+@pytest.mark.parametrize("key", ["c", "o", "t", "w", "question_mark", "n", "1", "l"])
+async def test_a_key_typed_just_after_q_opens_nothing(state, key):
+    app = make_app(lang="en", lesson="params", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        raw_keys(app, "q", key)
+
+        async def quit_seen():  # q quits; what the key after it does happens while the app closes
+            while app.return_code is None:
+                await asyncio.sleep(0.05)
+        await asyncio.wait_for(quit_seen(), 30)
+    assert app._exception is None and app.return_code == 0
+    assert json.loads((state / "progress.json").read_text())["step"] == 0  # saved where q was pressed
+
+
+async def test_keys_typed_while_the_workbench_opens_twice_wait_for_it(state):
+    """w, Esc, w, Esc at once: the keys held for the first workbench are handled in turn; the second w opens
+    another one, and the keys after it wait for that one too instead of closing it before it is built."""
+    app = make_app(lang="en", lesson="params", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        raw_keys(app, "w", "escape", "w", "escape")
+        await settled(pilot)
+        assert [type(s) for s in app.screen_stack][1:] == [LessonScreen] and app._exception is None
+        await pilot.press("n")
+        assert app.tour.step_index == 1
+
+
+# --- the exit status and the crash report, as the command line runs the app ------------------------
+
+def headless(monkeypatch, script) -> None:
+    """Make XfTourApp.run(), as the command line calls it, run without a terminal, driven by `script`."""
+    from functools import partial
+
+    from tui.app import XfTourApp
+    run = XfTourApp.run
+    monkeypatch.setattr(XfTourApp, "run", lambda self: run(self, headless=True, size=(80, 24),
+                                                            auto_pilot=partial(script, self)))
+
+
+def tour_command(monkeypatch, state, *argv) -> int:
+    """`xf-tour ARGV` in this process, as from a terminal, with its state in `state`."""
+    import sys
+
+    from tui.cli import main
+    monkeypatch.setenv("XF_TOUR_STATE_DIR", str(state))
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    return main(list(argv))
+
+
+def test_a_normal_quit_exits_0(state, monkeypatch, capsys):
+    async def script(app, pilot):
+        await pilot.press("n", "q")
+    headless(monkeypatch, script)
+    assert tour_command(monkeypatch, state, "--lang", "en", "--lesson", "params") == 0
+    assert capsys.readouterr().err == "" and not list(state.glob("crash-*"))
+    assert json.loads((state / "progress.json").read_text())["step"] == 1
+
+
+@pytest.mark.parametrize("debug", ["", "1"])
+def test_a_crash_exits_1_and_says_in_one_line_where_the_report_is(state, monkeypatch, capsys, debug):
+    def broken(self):
+        raise RuntimeError("injected \x1b]0;pwned\x07 failure")  # control characters must not reach stderr
+
+    async def script(app, pilot):
+        await pilot.press("n")
+    monkeypatch.setattr(LessonScreen, "action_next", broken)
+    monkeypatch.setenv("XF_TOUR_DEBUG", debug)
+    headless(monkeypatch, script)
+    assert tour_command(monkeypatch, state, "--lang", "en") == 1
+    err = capsys.readouterr().err
+    [report] = state.glob("crash-*.txt")
+    line = err.splitlines()[-1]
+    assert line.startswith("xf-tour: the tour stopped on an internal error: RuntimeError: injected ")
+    assert line.endswith(f"The full report is in {report}") and "\x1b" not in line and "\x07" not in line
+    assert (len(err.splitlines()) == 1) != bool(debug)  # XF_TOUR_DEBUG=1: Textual's traceback as well, raw
+    text = report.read_text()
+    assert "Traceback (most recent call last)" in text and "in broken" in text and "RuntimeError" in text
+    assert "\x1b" not in text
+
+
+def test_the_crash_line_speaks_chinese(state, monkeypatch, capsys):
+    monkeypatch.setattr(LessonScreen, "action_next", lambda self: 1 / 0)
+
+    async def script(app, pilot):
+        await pilot.press("n")
+    headless(monkeypatch, script)
+    assert tour_command(monkeypatch, state, "--lang", "zh") == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("xf-tour：导览因内部错误而停止：ZeroDivisionError") and "完整报告在" in line
+
+
+def test_crash_reports_go_to_the_state_folder_or_else_a_temporary_file(tmp_path, monkeypatch):
+    import tempfile
+
+    from tui.app import write_crash_report
+    try:
+        raise ValueError("boom")
+    except ValueError as err:
+        error = err
+    first, second = write_crash_report(error, tmp_path / "state"), write_crash_report(error, tmp_path / "state")
+    assert first.parent == tmp_path / "state" and first.name.startswith("crash-") and first != second
+    assert "ValueError: boom" in first.read_text() and "ValueError: boom" in second.read_text()
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the state folder should be")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    fallback = write_crash_report(error, blocker / "state")
+    assert fallback.parent == tmp_path and fallback.name.startswith("xf-tour-crash-")
+    assert "ValueError: boom" in fallback.read_text()
+    monkeypatch.setattr(tempfile, "tempdir", str(blocker))  # not a folder either: no report, and no error
+    assert write_crash_report(error, blocker / "state") is None
+
+
+def test_ctrl_c_as_a_signal_while_the_app_closes_is_ignored(state, monkeypatch, capsys):
+    """Ctrl+C reaches the app as SIGINT only while the terminal is not raw: as it starts, and as it closes.
+    asyncio's handler then cancelled the shutdown half-way: a CancelledError traceback, and no clean exit."""
+    import os
+    import signal
+
+    async def script(app, pilot):
+        await pilot.press("w")  # as reported: the workbench was closing
+        await until(pilot, lambda: app._held_keys is None)
+        app.set_timer(60, lambda: None)  # a timer left at exit: stopping it is where the shutdown was cut
+        stop = app.animator.stop
+
+        async def interrupted():  # the first step of the shutdown: the signal lands here
+            os.kill(os.getpid(), signal.SIGINT)
+            await stop()
+        app.animator.stop = interrupted
+        await pilot.press("escape", "ctrl+c")
+    headless(monkeypatch, script)
+    assert tour_command(monkeypatch, state, "--lang", "en", "--lesson", "params") == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_ctrl_c_as_a_signal_while_the_tour_runs_quits_saving(state, monkeypatch):
+    import os
+    import signal
+
+    async def script(app, pilot):
+        await pilot.press("n")
+        app.tour.next()  # moved, not yet saved: the signal must save it
+        os.kill(os.getpid(), signal.SIGINT)
+    headless(monkeypatch, script)
+    assert tour_command(monkeypatch, state, "--lang", "en", "--lesson", "params") == 0
+    assert json.loads((state / "progress.json").read_text())["step"] == 2

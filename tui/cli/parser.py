@@ -1,0 +1,174 @@
+"""The xf-tour arguments: the parser, its help in both languages, and the flags read into values."""
+
+import argparse
+
+from ..i18n import LANGS
+
+PROG = "xf-tour"
+
+
+def lang_in(argv) -> str | None:
+    """The --lang given anywhere in argv, read early so that --help speaks it too."""
+    for i, arg in enumerate(argv):
+        if arg == "--lang" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--lang="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+class UsageError(Exception):
+    """Bad command-line input that argparse cannot see, such as a malformed --set; worded in both languages."""
+
+    def __init__(self, en: str, zh: str):
+        super().__init__(en)
+        self.en, self.zh = en, zh
+
+    def text(self, lang: str) -> str:
+        return self.zh if lang == "zh" else self.en
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with errors on one line and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (try: {self.prog} --help)\n")
+
+
+def build_parser(lang: str) -> Parser:
+    """The parser, with help texts in `lang`."""
+
+    def t(en, zh):
+        return zh if lang == "zh" else en
+
+    common = Parser(add_help=False)
+    common.add_argument("--lang", choices=LANGS, default=argparse.SUPPRESS,
+                        help=t("language: zh or en (default: from the locale)", "语言：zh 或 en（默认随系统区域设置）"))
+    common.add_argument("--lessons", metavar="DIR", default=argparse.SUPPRESS,
+                        help=t("use the lessons in DIR instead of the shipped ones", "使用 DIR 里的课程，而不是自带的"))
+    parser = Parser(prog=PROG, parents=[common], allow_abbrev=False,
+                    description=t("An interactive tour of a Llama-style transformer. Every number is computed "
+                                  "by numpy as you watch.",
+                                  "Llama 式 Transformer 的交互导览。每个数字都由 numpy 现场算出。"))
+    parser.add_argument("--lesson", metavar="ID", help=t("open the tour at this lesson", "从这一课开始导览"))
+    # each command names its code as "module:function" in tui.cli, imported only when that command runs
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    views = sub.add_parser("views", parents=[common], help=t("list the views and their parameters",
+                                                              "列出所有视图及其参数"))
+    views.add_argument("--json", action="store_true", help=t("print JSON", "输出 JSON"))
+    views.set_defaults(run="views:cmd_views")
+
+    show = sub.add_parser("print", parents=[common], help=t("print views as tables, without a screen",
+                                                             "不开界面，把视图打印成表格"))
+    show.add_argument("views", nargs="*", metavar="VIEW", help=t("view ids (default: all)", "视图 id（默认全部）"))
+    show.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                      help=t("set a parameter, e.g. --set base=100", "设置参数，例如 --set base=100"))
+    show.add_argument("--json", action="store_true", help=t("print one JSON object, full precision",
+                                                            "输出一个 JSON 对象，保留全部精度"))
+    show.add_argument("--lesson", metavar="ID", help=t("print a whole lesson as plain text", "把整节课打印成纯文本"))
+    show.set_defaults(run="printout:cmd_print")
+
+    lessons = sub.add_parser("lessons", parents=[common], help=t("list the lessons", "列出所有课程"))
+    lessons.add_argument("--json", action="store_true", help=t("print JSON", "输出 JSON"))
+    lessons.set_defaults(run="lessons:cmd_lessons")
+
+    check = sub.add_parser("check-lessons", parents=[common], help=t("check a folder of lesson files",
+                                                                      "检查一个文件夹里的课程文件"))
+    check.add_argument("dir", nargs="?", metavar="DIR", help=t("the folder (default: the shipped lessons)",
+                                                               "文件夹（默认：自带的课程）"))
+    check.set_defaults(run="lessons:cmd_check_lessons")
+
+    params = sub.add_parser("params", parents=[common], help=t("count a model's parameters, memory and KV cache",
+                                                                "计算模型的参数量、内存和 KV 缓存"))
+    config_flags(params, t)
+    params.add_argument("--json", action="store_true", help=t("print JSON; the count is an integer under \"total\"",
+                                                              "输出 JSON；总数是 \"total\" 下的整数"))
+    params.set_defaults(run="params:cmd_params")
+
+    calc = sub.add_parser("calc", parents=[common], help=t("open the sizing workbench", "打开参数与内存计算器"))
+    config_flags(calc, t)
+    calc.set_defaults(run="calc:cmd_calc")
+
+    train = sub.add_parser("train", parents=[common], help=t("train the tiny Llama with the tour's own numpy code",
+                                                              "用导览自己的 numpy 代码训练小型 Llama"))
+    train.add_argument("--config", default="main", choices=("small", "main", "big"),
+                       help=t("model size (default: main, the shipped one)", "模型大小（默认 main，即随附的那个）"))
+    train.add_argument("--seed", default="0", metavar="N", help=t("random seed (default 0)", "随机种子（默认 0）"))
+    train.add_argument("--steps", metavar="N", help=t("training steps (default: the config's)", "训练步数（默认按配置）"))
+    train.add_argument("--lr", metavar="X", help=t("peak learning rate (default: the config's)", "峰值学习率（默认按配置）"))
+    train.add_argument("--out", metavar="FILE", help=t("where to write the weights, a name ending in .npz "
+                                                       "(default: tiny-CONFIG.npz here)",
+                                                       "权重写到哪里，文件名须以 .npz 结尾（默认：当前目录下的 tiny-CONFIG.npz）"))
+    train.add_argument("--force", action="store_true", help=t("replace the file at --out if there is one",
+                                                              "--out 处已有文件时替换它"))
+    train.add_argument("--json", action="store_true", help=t("end with one JSON object of the results",
+                                                             "最后输出一个包含结果的 JSON 对象"))
+    train.set_defaults(run="train:cmd_train")
+    return parser
+
+
+def config_flags(parser, t) -> None:
+    """The model flags shared by params and calc."""
+    parser.add_argument("--preset", metavar="NAME", help=t("a published model, e.g. llama2-7b",
+                                                           "已发布的模型，如 llama2-7b"))
+    for flag, en, zh in (("--layers", "number of layers", "层数"), ("--hidden", "d_model", "隐藏维度"),
+                         ("--heads", "query heads", "查询头数"), ("--kv-heads", "key/value heads (default: heads)",
+                                                                 "键值头数（默认等于头数）"),
+                         ("--head-dim", "width of one head (default: hidden / heads)", "每头维度（默认 隐藏维度/头数）"),
+                         ("--ffn", "FFN hidden width", "前馈中间维度"), ("--vocab", "vocabulary size", "词表大小")):
+        parser.add_argument(flag, metavar="N", help=t(en, zh))
+    parser.add_argument("--tied", action="store_true", help=t("the output head shares the embedding",
+                                                              "输出投影与词嵌入共享"))
+    parser.add_argument("--context", metavar="N", default="4096", help=t("context length for the KV cache",
+                                                                         "计算 KV 缓存的上下文长度"))
+
+
+def parse_sets(pairs) -> dict[str, str]:
+    """--set NAME=VALUE pairs as a dict; each name may be set once, so no value is dropped without a word."""
+    settings = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--set takes NAME=VALUE, got {pair!r}", f"--set 的格式是 NAME=VALUE，收到 {pair!r}")
+        name = name.strip()
+        if name in settings:
+            raise UsageError(f"{name} is set twice; give each --set name once",
+                             f"{name} 被设置了两次；每个参数只能用 --set 设置一次")
+        settings[name] = value.strip()
+    return settings
+
+
+def config_from(args):
+    """The ModelConfig the params flags describe: a preset, flags over a preset, or flags alone."""
+    from engine import sizing
+    from engine.views import Param, Tr
+
+    def number(flag, raw):
+        if raw is None:
+            return None
+        return Param(flag, "int", None, Tr("", ""), 1, sizing.MAX_DIM).parse(raw)
+
+    fields = {"n_layer": ("--layers", args.layers), "d_model": ("--hidden", args.hidden),
+              "n_head": ("--heads", args.heads), "n_kv_head": ("--kv-heads", args.kv_heads),
+              "head_dim": ("--head-dim", args.head_dim), "d_ff": ("--ffn", args.ffn),
+              "n_vocab": ("--vocab", args.vocab)}
+    given = {k: number(flag, raw) for k, (flag, raw) in fields.items() if raw is not None}
+    if args.tied:
+        given["tied_embeddings"] = True
+    if args.preset is not None or not given:
+        name = "llama2-7b" if args.preset is None else args.preset
+        base = sizing.preset(name)
+        if "head_dim" not in given and ({"d_model", "n_head"} & given.keys()):
+            given["head_dim"] = None
+        cfg = base.with_(**given)
+        return cfg, name, (sizing.PUBLISHED.get(name) if cfg == base else None)
+    missing = [flag for k, (flag, _) in fields.items()
+               if k in ("n_layer", "d_model", "n_head", "d_ff", "n_vocab") and k not in given]
+    if missing:
+        flags = " ".join(missing)
+        raise UsageError(f"missing {flags}: give --layers --hidden --heads --ffn --vocab, or --preset NAME",
+                         f"缺少 {flags}：请给出 --layers --hidden --heads --ffn --vocab，或 --preset NAME")
+    given.setdefault("n_kv_head", given["n_head"])
+    return sizing.ModelConfig(**given, name="custom"), None, None
+

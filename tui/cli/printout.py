@@ -1,0 +1,52 @@
+"""xf-tour print: views as tables or JSON, or a whole lesson as plain text."""
+
+from .lessons import lessons_for
+from .parser import PROG, UsageError, parse_sets
+
+
+def cmd_print(args, lang) -> int:
+    """Print the named views (all by default) at the given settings, or a whole lesson."""
+    from engine.errors import ParamError
+    from engine.views import VIEWS, get_view
+
+    if args.lesson is not None:
+        return _print_lesson(args, lang)
+    views = [get_view(v) for v in args.views] if args.views else list(VIEWS.values())
+    settings = parse_sets(args.set)
+    for name in settings:
+        if not any(name in {p.name for p in v.params} for v in views):
+            ids = ", ".join(v.id for v in views)
+            raise ParamError(f"no view among {ids} takes the parameter {name!r}; see: {PROG} views",
+                             f"{ids} 中没有视图接受参数 {name!r}；参见：{PROG} views")
+    results = []
+    for v in views:  # all computed before anything is printed: an error leaves no half output
+        mine = {k: val for k, val in settings.items() if k in {p.name for p in v.params}}
+        results.append((v, v.run(mine)))
+    return _emit(results, args.json, lang)
+
+
+def _print_lesson(args, lang) -> int:
+    """Print the lesson --lesson names as plain text."""
+    if args.views or args.set or args.json:
+        raise UsageError("--lesson prints a whole lesson; give no VIEW, --set or --json with it",
+                         "--lesson 打印整节课，不能同时给 VIEW、--set 或 --json")
+    from engine.errors import pick
+
+    lesson = pick({x.id: x for x in lessons_for(args)}, args.lesson, "lesson", "课程")
+    from ..plain import render_lesson, write
+    write(lambda out: render_lesson(lesson, lang, min(out.width, 80)))
+    return 0
+
+
+def _emit(results, as_json, lang) -> int:
+    """Print (view, result) pairs as tables one under another, or as one JSON object."""
+    from ..plain import dumps, render_result, result_json, write
+
+    if as_json:
+        print(dumps({"lang": lang, "views": [result_json(r, v.title(lang), lang) for v, r in results]}))
+        return 0
+    from rich.console import Group
+    from rich.text import Text
+    write(lambda out: Group(*[part for i, (v, r) in enumerate(results)
+                              for part in ([Text("")] if i else []) + [render_result(r, v.title(lang), lang, out.width)]]))
+    return 0
