@@ -1,11 +1,14 @@
-"""How long `xf-tour print` takes for each view, beside `python -c "import numpy, rich"`.
+"""How long `xf-tour print` takes for each view, beside `python -c "import numpy, rich"`, as a ratio.
 
-Run from the repo root with the venv's python:  .venv/bin/python bench/print_time.py [--runs N]
+Run from the repo root with the venv's python:  .venv/bin/python bench/print_time.py [--runs N] [--json]
 Each command runs N times in a fresh process, after one warm-up run, with Python's bytecode cache on
-as in an installed app; the table gives the median and the fastest run, in ms.
+as in an installed app, stdout to /dev/null. The anchor runs before every command, round by round, so
+both see the same machine load; a ratio is the command's median over the anchor's median.
+Targets: `print positional` <= 1.3x the anchor, every single view <= 1.5x.
 """
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -15,37 +18,66 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.views import VIEWS  # noqa: E402  (after the path is set)
-
+from engine.views.core import HOMES  # noqa: E402  (after the path is set; the view ids, without computing any)
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as an installed app runs
+TARGETS = {"positional": 1.3, "view": 1.5}
 
 
-def wall_ms(cmd, runs):
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, check=True)  # warm-up
-    times = []
+def once(cmd) -> float:
+    """Wall time of one run, in ms."""
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, check=True)
+    return (time.perf_counter() - start) * 1000
+
+
+def measure(rows, anchor, runs) -> dict:
+    """name -> list of ms, the anchor's under its own name; runs interleaved round by round."""
+    for cmd in [anchor, *(cmd for _, cmd in rows)]:  # warm-up: writes the .pyc files
+        once(cmd)
+    times = {"anchor": [], **{name: [] for name, _ in rows}}
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, check=True)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times), min(times)
+        for name, cmd in rows:
+            times["anchor"].append(once(anchor))
+            times[name].append(once(cmd))
+    return times
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
-    runs = parser.parse_args().runs
+    parser.add_argument("--json", action="store_true")
+    a = parser.parse_args()
     py = sys.executable
-    rows = [("python -c \"import numpy, rich\"", [py, "-c", "import numpy, rich"]),
-            ("xf-tour --help", [py, "-m", "tui", "--help"])]
-    rows += [(f"xf-tour print {v}", [py, "-m", "tui", "print", v]) for v in VIEWS]
+    anchor = [py, "-c", "import numpy, rich"]
+    rows = [("xf-tour --help", [py, "-m", "tui", "--help"])]
+    rows += [(f"xf-tour print {v}", [py, "-m", "tui", "print", v]) for v in HOMES]
     rows += [("xf-tour print (all views)", [py, "-m", "tui", "print"]),
              ("xf-tour print --lesson attention", [py, "-m", "tui", "print", "--lesson", "attention"])]
-    print(f"| command | median ms | fastest ms |  ({runs} runs each)")
-    print("|---|---:|---:|")
-    for name, cmd in rows:
-        median, fastest = wall_ms(cmd, runs)
-        print(f"| `{name}` | {median:.0f} | {fastest:.0f} |")
+    times = measure(rows, anchor, a.runs)
+    base = statistics.median(times["anchor"])
+    result = {"runs": a.runs, "anchor_ms": base, "rows": []}
+    for name, _ in rows:
+        median = statistics.median(times[name])
+        view = name.removeprefix("xf-tour print ") if name.removeprefix("xf-tour print ") in HOMES else None
+        target = None if view is None else TARGETS["positional" if view == "positional" else "view"]
+        result["rows"].append({"command": name, "median_ms": median, "fastest_ms": min(times[name]),
+                               "ratio": median / base, "target": target})
+    views = [r for r in result["rows"] if r["target"] is not None]
+    worst = max(views, key=lambda r: r["ratio"])
+    result["worst_view"] = worst["command"]
+    result["targets_met"] = all(r["ratio"] <= r["target"] for r in views)
+    if a.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"anchor `python -c \"import numpy, rich\"`: median {base:.0f} ms ({a.runs} runs, interleaved)\n")
+    print("| command | median ms | fastest ms | x anchor | target |")
+    print("|---|---:|---:|---:|---|")
+    for r in result["rows"]:
+        target = f"<= {r['target']}x" if r["target"] else ""
+        print(f"| `{r['command']}` | {r['median_ms']:.0f} | {r['fastest_ms']:.0f} | {r['ratio']:.2f} | {target} |")
+    print(f"\nworst single view: `{worst['command']}` {worst['ratio']:.2f}x; "
+          f"targets met: {'yes' if result['targets_met'] else 'NO'}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ The bare app is a Textual app with one DataTable and numpy imported (bench/bare_
 The tour's first frame counts only once the step's table is on screen. Both apps run as an installed
 app does, with Python's bytecode cache on (PYTHONDONTWRITEBYTECODE is removed), after one warm-up run.
 
-Run from the repo root:  .venv/bin/python bench/tui_bench.py [--runs 5] [--presses 12] [--json]
+Run from the repo root:  .venv/bin/python bench/tui_bench.py [--runs 5] [--presses 12] [--walk] [--startup] [--json]
+--walk adds the whole tour: every step of every lesson, every experiment key (bench/tour_walk.py);
+--startup adds what start-up imports and what mounts before the first frame (bench/startup.py).
 Needs tmux and script(1) (Debian: tmux, bsdutils).
 """
 
@@ -21,7 +23,6 @@ import os
 import re
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,39 +30,9 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PY = sys.executable
-TARGETS = {"first_frame_ratio": 1.25, "key_ms": 40.0, "key_bytes": 6 * 1024, "peak_mib": 90.0}
+sys.path.insert(0, str(ROOT))  # for the bench package, run as a script
 
-
-def tmux(*args):
-    return subprocess.run(["tmux", *args], capture_output=True, text=True)
-
-
-def screen(name):
-    return tmux("capture-pane", "-p", "-t", name).stdout
-
-
-def wait_for(name, rx, timeout=20.0):
-    """Poll the pane until rx matches; the time it was first seen, or None."""
-    end = time.perf_counter() + timeout
-    while time.perf_counter() < end:
-        if rx.search(screen(name)):
-            return time.perf_counter()
-        time.sleep(0.002)
-    return None
-
-
-def wait_idle(path, quiet=0.2, timeout=5.0):
-    """Wait until the log stops growing; its size then."""
-    end, size, since = time.perf_counter() + timeout, -1, time.perf_counter()
-    while time.perf_counter() < end:
-        now = os.path.getsize(path)
-        if now != size:
-            size, since = now, time.perf_counter()
-        elif time.perf_counter() - since >= quiet:
-            break
-        time.sleep(0.01)
-    return size
+from bench.term import PY, TARGETS, screen, tmux, wait_for, wait_idle  # noqa: E402  (after the path is set)
 
 
 def run_once(cmd, ready, keys, env):
@@ -135,8 +106,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="sessions per app")
     parser.add_argument("--presses", type=int, default=12, help="experiment keys per session")
+    parser.add_argument("--walk", action="store_true", help="also walk the whole tour (bench/tour_walk.py)")
+    parser.add_argument("--startup", action="store_true", help="also say what start-up imports and mounts "
+                                                               "(bench/startup.py)")
     parser.add_argument("--json", action="store_true")
     a = parser.parse_args()
+    extra = {}
+    if a.startup:
+        from bench.startup import startup
+        extra["startup"] = startup()
+    if a.walk:
+        from bench.tour_walk import walk_all
+        extra["walk"] = walk_all(["en"])
     state = tempfile.mkdtemp(prefix="bench-state-")
     env = {"XF_TOUR_STATE_DIR": state, "LANG": "C.UTF-8"}
     bare_keys = [("1", rf"^\s*n\s+{i + 1}\b") for i in range(a.presses)]
@@ -159,7 +140,7 @@ def main():
         "peak_mib": t["peak_mib"] <= TARGETS["peak_mib"],
     }
     if a.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result | extra, indent=2, ensure_ascii=False))
         return
     b = result["bare"]
     print(f"80x24, {a.runs} sessions per app, {a.presses} experiment keys per session\n")
@@ -173,6 +154,12 @@ def main():
           f"{t['key_bytes_median']:,.0f} ({t['key_bytes_max']:,}) | <= 6 KB |")
     print(f"| peak memory | {b['peak_mib']:.1f} MiB | {t['peak_mib']:.1f} MiB | <= 90 MiB |")
     print("\ntargets met:", ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in result["targets_met"].items()))
+    if "walk" in extra:
+        from bench.tour_walk import report
+        print("\n" + report(extra["walk"]))
+    if "startup" in extra:
+        from bench.startup import report
+        print("\n" + report(extra["startup"]))
 
 
 if __name__ == "__main__":

@@ -170,3 +170,124 @@ def parse(text: str) -> Sentence:
         if verb_at is None and any(w in pair for pair in INTRANSITIVE + TRANSITIVE):
             verb_at = i
     return Sentence(words, float("nan"), plural, verb_at, None)
+
+
+# --- many sentences at once, as token ids ---------------------------------------------------
+# Training reads tens of thousands of sentences; drawn one by one in Python they took a third of its
+# time. Here every choice of a sentence has its own column of uniforms, used or not, so a draw is a
+# few numpy operations over whole columns. The grammar and its probabilities are the ones above.
+
+@dataclass(frozen=True)
+class Batch:
+    """Sentences as arrays: what training and evaluation read."""
+    ids: np.ndarray       # [n, MAX_LEN + 1] token ids, <bos> first, <pad> after "."
+    verb_at: np.ndarray   # [n] Sentence.verb_at: the position that predicts the agreeing verb; -1 for none
+    good: np.ndarray      # [n] the verb's token id (the agreeing form), where verb_at >= 0
+    bad: np.ndarray       # [n] the same verb in the other number
+    mismatch: np.ndarray  # [n] Sentence.mismatch
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, part: slice) -> "Batch":
+        return Batch(self.ids[part], self.verb_at[part], self.good[part], self.bad[part], self.mismatch[part])
+
+
+def as_batch(sentences) -> Batch:
+    """A Batch from Sentence objects (or a Batch, unchanged)."""
+    if isinstance(sentences, Batch):
+        return sentences
+    verb_at = np.array([-1 if s.verb_at is None else s.verb_at for s in sentences], dtype=np.int64)
+    pairs = [verb_pair(s) if s.verb_at is not None else (0, 0) for s in sentences]
+    good, bad = (np.array([p[j] for p in pairs], dtype=np.int64).reshape(-1) for j in (0, 1))
+    return Batch(encode(sentences), verb_at, good, bad, np.array([s.mismatch for s in sentences], dtype=bool))
+
+
+def _ids(words) -> np.ndarray:
+    return np.array([INDEX[w] for w in words], dtype=np.int64)
+
+
+def _choose(u, probs) -> np.ndarray:  # [n] uniforms -> [n] indices, walking the cumulative distribution as pick does
+    return (u[:, None] >= np.cumsum(probs)[None, :-1]).sum(1)
+
+
+def sample_ids(rng: np.random.Generator, n: int) -> Batch:
+    """n sentences from the grammar, each choice from its own column of uniforms."""
+    u = rng.random((n, 12))
+    plural = _choose(u[:, 0], [1 - P_PLURAL, P_PLURAL])
+    adjective = _choose(u[:, 1], [1 - P_ADJECTIVE] + [P_ADJECTIVE / len(ADJECTIVES)] * len(ADJECTIVES))
+    nouns = np.stack([_ids(pair) for pair in NOUNS])  # [7, 2]: singular, plural
+    has_dist = _choose(u[:, 3], [1 - P_DISTRACTOR, P_DISTRACTOR]).astype(bool)
+    dist_num = _choose(u[:, 5], [0.5, 0.5])
+    kind = _choose(u[:, 7], list(P_VERB.values()))  # 0 intransitive, 1 transitive, 2 past
+    verbs = np.stack([_ids(pair) for pair in INTRANSITIVE + TRANSITIVE])  # [7, 2]: singular, plural
+    which = np.where(kind == 0, _choose(u[:, 8], [1 / 4] * 4), 4 + _choose(u[:, 8], [1 / 3] * 3))
+    agreeing = verbs[which, plural]
+    verb = np.where(kind == 2, _ids(PAST)[_choose(u[:, 8], [1 / 3] * 3)], agreeing)
+    has_place = (kind != 1) & _choose(u[:, 9], [1 - P_PLACE, P_PLACE]).astype(bool)
+    none = -1
+    slots = np.full((n, MAX_LEN + 1), none, dtype=np.int64)  # one column per place a word may go, then packed
+    slots[:, 0] = INDEX[BOS]
+    slots[:, 1] = INDEX[THE]
+    slots[:, 2] = np.where(adjective > 0, _ids(("big",) + ADJECTIVES)[adjective], none)
+    slots[:, 3] = nouns[_choose(u[:, 2], [1 / 7] * 7), plural]
+    slots[:, 4] = np.where(has_dist, _ids(DISTRACTOR_PREPS)[_choose(u[:, 4], [1 / 4] * 4)], none)
+    slots[:, 5] = np.where(has_dist, INDEX[THE], none)
+    slots[:, 6] = np.where(has_dist, nouns[_choose(u[:, 6], [1 / 7] * 7), dist_num], none)
+    slots[:, 7] = verb
+    slots[:, 8] = np.where((kind == 1), INDEX[THE], np.where(has_place, _ids(PLACE_PREPS)[_choose(u[:, 10], [1 / 3] * 3)], none))
+    slots[:, 9] = np.where(kind == 1, nouns[_choose(u[:, 10], [1 / 7] * 7), _choose(u[:, 9], [0.5, 0.5])],
+                           np.where(has_place, INDEX[THE], none))
+    slots[:, 10] = np.where(has_place, _ids(PLACES)[_choose(u[:, 11], [1 / 6] * 6)], none)
+    slots[:, 11] = INDEX[DOT]
+    order = np.argsort(slots == none, axis=1, kind="stable")  # the words keep their order, the gaps go last
+    ids = np.take_along_axis(slots, order, 1)
+    ids[ids == none] = INDEX[PAD]
+    verb_at = np.where(kind == 2, -1, 2 + (adjective > 0) + 3 * has_dist)
+    return Batch(ids, verb_at, agreeing, verbs[which, 1 - plural], (kind != 2) & has_dist & (dist_num != plural))
+
+
+_CRC_TABLES = []  # filled on first use by _crc_tables()
+
+
+def _crc_tables() -> tuple[np.ndarray, np.ndarray]:
+    """How each word moves a CRC-32: zlib.crc32(piece, c) for c with one byte set, per byte place, and for c = 0.
+
+    A piece is the word and the space after it ("." ends the text, <pad> adds nothing). The CRC of a text
+    is the CRC of its pieces in turn, crc32(b, crc32(a)) = crc32(a + b), and crc32(piece, c) is affine in c:
+    crc32(piece, c) = crc32(piece, 0) ^ XOR over c's four bytes of (crc32(piece, byte << 8k) ^ crc32(piece, 0))."""
+    if not _CRC_TABLES:
+        pieces = [b"" if w == PAD else w.encode() + (b"" if w == DOT else b" ") for w in VOCAB]
+        base = np.array([zlib.crc32(p, 0) for p in pieces], dtype=np.uint32)
+        lin = np.array([[[zlib.crc32(p, v << (8 * k)) ^ zlib.crc32(p, 0) if p else v << (8 * k) for v in range(256)]
+                         for k in range(4)] for p in pieces], dtype=np.uint32)  # [n_vocab, 4 byte places, 256]
+        _CRC_TABLES.extend([base, lin])
+    return _CRC_TABLES[0], _CRC_TABLES[1]
+
+
+def held_out_ids(ids: np.ndarray) -> np.ndarray:  # [n, MAX_LEN + 1] -> [n] bool
+    """held_out() for token ids: the CRC-32 of each sentence's text, a word column at a time."""
+    base, lin = _crc_tables()
+    crc = np.zeros(len(ids), dtype=np.uint32)
+    for word in ids[:, 1:].T:  # [n] the j-th word of every sentence
+        crc = base[word] ^ lin[word, 0, crc & 0xFF] ^ lin[word, 1, (crc >> 8) & 0xFF] \
+            ^ lin[word, 2, (crc >> 16) & 0xFF] ^ lin[word, 3, crc >> 24]
+    return crc % 10 == 0
+
+
+def concat(batches) -> Batch:
+    """One Batch of several, in order."""
+    return Batch(*(np.concatenate([getattr(b, f) for b in batches]) for f in Batch.__dataclass_fields__))
+
+
+def draw_ids(rng: np.random.Generator, n: int, split: str) -> Batch:
+    """n sentences from the "train" or the "held-out" part of the grammar, as arrays, drawn with rng.
+
+    The same grammar as draw(), not the same sentences: the random numbers are used column by column."""
+    parts, have = [], 0
+    while have < n:
+        b = sample_ids(rng, max(1024, 2 * (n - have) if split == "train" else 12 * (n - have)))
+        b = b[held_out_ids(b.ids) == (split == "held-out")]
+        parts.append(b)
+        have += len(b)
+    return concat(parts)[:n]

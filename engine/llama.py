@@ -21,6 +21,11 @@ def n_layers(w) -> int:
     return sum(name.endswith(".wq") for name in w)
 
 
+def dense(x, m):  # [..., n_in], [n_in, n_out] -> [..., n_out]
+    """x @ m as one 2-D matrix product: numpy runs a 3-D one as a loop of small products, several times slower."""
+    return (x.reshape(-1, x.shape[-1]) @ m).reshape(*x.shape[:-1], m.shape[1])
+
+
 def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids [B, T] -> logits [B, T, n_vocab]
     """Logits for every position.
 
@@ -30,26 +35,32 @@ def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids
     residual=False replaces x by each sub-block's output instead of adding to it (the residual lesson).
     """
     B, T = ids.shape
+    d = w["embed"].shape[1]
     dtype = w["embed"].dtype
-    cos, sin = rope_tables(np.arange(T), w["embed"].shape[1] // n_head, dtype=dtype)  # [T, head_dim // 2]
+    cos, sin = rope_tables(np.arange(T), d // n_head, dtype=dtype)  # [T, head_dim // 2]
+    cos2, sin2 = np.tile(cos, 2 * n_head), np.tile(sin, 2 * n_head)  # [T, d_model]: q then k, head by head
     x = w["embed"][ids]  # [B, T, d_model]
     layers, attn, stream = [], [], [x]
     for i in range(n_layers(w)):
         x_in = x
         h = rms_norm(x, w[f"{i}.norm1"])
-        q, k, v = (split_heads(h @ w[f"{i}.w{n}"], n_head) for n in "qkv")  # [B, n_head, T, head_dim]
-        qr, kr = rotate_pairs(q, cos, sin), rotate_pairs(k, cos, sin)
+        qkv = dense(h, np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"], w[f"{i}.wv"]], 1))  # [B, T, 3 d_model]
+        qk = rotate_pairs(qkv[..., : 2 * d], cos2, sin2)  # RoPE on q and k at once, still one row per token
+        q, k, v = (split_heads(qkv[..., j * d:(j + 1) * d], n_head) for j in range(3))  # [B, n_head, T, head_dim]
+        qr, kr = split_heads(qk[..., :d], n_head), split_heads(qk[..., d:], n_head)
         o, p = attention(qr, kr, v, causal=True)  # [B, n_head, T, head_dim], [B, n_head, T, T]
         if head_mask is not None:
             o = o * head_mask[i][:, None, None].astype(dtype)
         heads = merge_heads(o)  # [B, T, d_model]
-        out = heads @ w[f"{i}.wo"]
+        out = dense(heads, w[f"{i}.wo"])
         x = x + out if residual else out
         x_mid = x
         h2 = rms_norm(x, w[f"{i}.norm2"])
-        gate, up = h2 @ w[f"{i}.wg"], h2 @ w[f"{i}.wu"]  # [B, T, d_ff]
+        f = w[f"{i}.wg"].shape[1]
+        gu = dense(h2, np.concatenate([w[f"{i}.wg"], w[f"{i}.wu"]], 1))  # [B, T, 2 d_ff]
+        gate, up = gu[..., :f], gu[..., f:]
         m = silu(gate) * up
-        out = m @ w[f"{i}.wd"]
+        out = dense(m, w[f"{i}.wd"])
         x = x + out if residual else out
         if keep is not None:
             layers.append(dict(x_in=x_in, h=h, q=q, k=k, v=v, qr=qr, kr=kr, p=p, heads=heads,
@@ -57,7 +68,7 @@ def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids
         attn.append(p)
         stream.append(x)
     hf = rms_norm(x, w["norm_f"])
-    logits = hf @ w["head"]  # [B, T, n_vocab]
+    logits = dense(hf, w["head"])  # [B, T, n_vocab]
     if keep is not None:
         keep.update(layers=layers, x_out=x, hf=hf, attn=attn, residual=stream, cos=cos, sin=sin, ids=ids)
     return logits

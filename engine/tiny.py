@@ -36,7 +36,7 @@ class TrainedLlamaConfig:
 CONFIGS = {
     "small": TrainedLlamaConfig(d_model=16, n_layer=1, n_head=2, d_ff=32, steps=800),
     "main": TrainedLlamaConfig(),
-    "big": TrainedLlamaConfig(d_model=64, n_layer=4, n_head=8, d_ff=128, steps=750, lr=2e-3),  # ~30 s: the live demo
+    "big": TrainedLlamaConfig(d_model=64, n_layer=4, n_head=8, d_ff=128, steps=750, lr=2e-3),  # the live demo
 }
 
 
@@ -65,66 +65,80 @@ def n_params(w) -> int:
 
 # --- the backward pass of llama.forward ------------------------------------------------------
 
-def rms_back(dy, x, g):  # the gradient through rms_norm(x, g): dx, dg
-    r = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS)
+def rms_back(dy, x, g):  # [N, d] x2, [d] -> the gradient through rms_norm(x, g): dx [N, d], dg [d]
+    mean = np.full(x.shape[-1], 1.0 / x.shape[-1], x.dtype)  # row means as products: numpy's reduction over
+    r = 1.0 / np.sqrt((x * x) @ mean + EPS)[:, None]  # [N, 1]     a short last axis is a slow loop per row
+    xr = x * r  # the normalised x
     u = dy * g
-    dx = r * u - (r ** 3) * x * np.mean(x * u, axis=-1, keepdims=True)
-    dg = np.sum(dy * x * r, axis=tuple(range(dy.ndim - 1)))
-    return dx, dg
+    dx = r * (u - xr * ((xr * u) @ mean)[:, None])
+    return dx, np.ones(len(x), x.dtype) @ (dy * xr)
 
 
 def loss_and_grads(w, cfg: TrainedLlamaConfig, ids):
-    """Mean cross-entropy of predicting each next token (padding excluded), and its gradient for every weight."""
+    """Mean cross-entropy of predicting each next token (padding excluded), and its gradient for every weight.
+
+    Every weight gradient is one 2-D product over the B*T rows ([B*T, n_in].T @ [B*T, n_out]): einsum and
+    3-D matmul run as loops of small products, several times slower."""
     keep = {}
     logits = llama.forward(w, ids[:, :-1], cfg.n_head, keep=keep)
-    targets = ids[:, 1:]
+    B, T, V = logits.shape
+    d, H = cfg.d_model, cfg.n_head
+    targets = ids[:, 1:].reshape(-1)
     valid = (targets != corpus.INDEX[corpus.PAD]).astype(F32)
     n = float(valid.sum())
-    z = logits - logits.max(-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
-    picked = np.take_along_axis(logp, targets[..., None], -1)[..., 0]
-    loss = float(-(picked * valid).sum() / n)
+    z = logits.reshape(-1, V)
+    z = z - z.max(-1, keepdims=True)
+    e = np.exp(z)
+    s = e.sum(-1, keepdims=True)
+    rows = np.arange(B * T)
+    loss = float(-((z[rows, targets] - np.log(s[:, 0])) * valid).sum() / n)
 
-    hd = cfg.d_model // cfg.n_head
+    def rows2(a):  # [..., n] -> [B*T, n]
+        return a.reshape(B * T, a.shape[-1])
+
     g = {}
-    dlogits = np.exp(logp)
-    np.put_along_axis(dlogits, targets[..., None], np.take_along_axis(dlogits, targets[..., None], -1) - 1.0, -1)
-    dlogits *= valid[..., None] * (1.0 / n)
-    g["head"] = np.einsum("btd,btv->dv", keep["hf"], dlogits)
-    dx, g["norm_f"] = rms_back(dlogits @ w["head"].T, keep["x_out"], w["norm_f"])
-    cos, sin = keep["cos"], keep["sin"]
+    dlogits = e / s  # [B*T, V]: softmax, minus one at the target, over n
+    dlogits[rows, targets] -= 1.0
+    dlogits *= (valid * (1.0 / n))[:, None]
+    g["head"] = rows2(keep["hf"]).T @ dlogits
+    dx, g["norm_f"] = rms_back(dlogits @ w["head"].T, rows2(keep["x_out"]), w["norm_f"])  # [B*T, d]
+    cos2, sin2 = np.tile(keep["cos"], (B, 2 * H)), np.tile(keep["sin"], (B, 2 * H))  # [B*T, 2d], as forward's
     for i in reversed(range(cfg.n_layer)):
         c = keep["layers"][i]
         # feed-forward
-        g[f"{i}.wd"] = np.einsum("btf,btd->fd", c["m"], dx)
-        dm = dx @ w[f"{i}.wd"].T
-        gate, up = c["gate"], c["up"]
+        f = c["gate"].shape[-1]
+        g[f"{i}.wd"] = rows2(c["m"]).T @ dx
+        dm = dx @ w[f"{i}.wd"].T  # [B*T, f]
+        gate, up = rows2(c["gate"]), rows2(c["up"])
         sg = 1.0 / (1.0 + np.exp(-gate))
-        dup = dm * gate * sg
-        dgate = dm * up * sg * (1.0 + gate * (1.0 - sg))
-        g[f"{i}.wg"] = np.einsum("btd,btf->df", c["h2"], dgate)
-        g[f"{i}.wu"] = np.einsum("btd,btf->df", c["h2"], dup)
-        dh2 = dgate @ w[f"{i}.wg"].T + dup @ w[f"{i}.wu"].T
-        dxn, g[f"{i}.norm2"] = rms_back(dh2, c["x_mid"], w[f"{i}.norm2"])
+        dgu = np.empty((B * T, 2 * f), F32)  # d gate | d up, for one product each way
+        np.multiply(dm * up * sg, 1.0 + gate * (1.0 - sg), out=dgu[:, :f])
+        np.multiply(dm * gate, sg, out=dgu[:, f:])
+        wgu = np.concatenate([w[f"{i}.wg"], w[f"{i}.wu"]], 1)
+        ggu = rows2(c["h2"]).T @ dgu
+        g[f"{i}.wg"], g[f"{i}.wu"] = ggu[:, :f], ggu[:, f:]
+        dxn, g[f"{i}.norm2"] = rms_back(dgu @ wgu.T, rows2(c["x_mid"]), w[f"{i}.norm2"])
         dx = dx + dxn
         # attention
         p, v = c["p"], c["v"]
-        g[f"{i}.wo"] = np.einsum("btd,bte->de", c["heads"], dx)
-        do = split_heads(dx @ w[f"{i}.wo"].T, cfg.n_head)  # [B, H, T, hd]
+        g[f"{i}.wo"] = rows2(c["heads"]).T @ dx
+        do = split_heads((dx @ w[f"{i}.wo"].T).reshape(B, T, d), H)  # [B, H, T, hd]
         dp = do @ np.swapaxes(v, -1, -2)
         dv = np.swapaxes(p, -1, -2) @ do
-        ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * (1.0 / math.sqrt(hd))
-        dq = rotate_pairs(ds @ c["kr"], cos, -sin)
-        dk = rotate_pairs(np.swapaxes(ds, -1, -2) @ c["qr"], cos, -sin)
-        dh = 0.0
-        for name, dt in (("wq", dq), ("wk", dk), ("wv", dv)):
-            dflat = merge_heads(dt)  # [B, T, d]
-            g[f"{i}.{name}"] = np.einsum("btd,bte->de", c["h"], dflat)
-            dh = dh + dflat @ w[f"{i}.{name}"].T
-        dxn, g[f"{i}.norm1"] = rms_back(dh, c["x_in"], w[f"{i}.norm1"])
+        ds = p * (dp - ((dp * p) @ np.ones(T, F32))[..., None]) * (1.0 / math.sqrt(d // H))  # a row sum, as a product
+        dqkv = np.empty((B * T, 3 * d), F32)  # d q | d k | d v, token by token, as forward's qkv
+        dqk = np.empty((B * T, 2 * d), F32)
+        dqk[:, :d] = merge_heads(ds @ c["kr"]).reshape(B * T, d)
+        dqk[:, d:] = merge_heads(np.swapaxes(ds, -1, -2) @ c["qr"]).reshape(B * T, d)
+        dqkv[:, : 2 * d] = rotate_pairs(dqk, cos2, -sin2)  # RoPE turned back
+        dqkv[:, 2 * d:] = merge_heads(dv).reshape(B * T, d)
+        wqkv = np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"], w[f"{i}.wv"]], 1)
+        gqkv = rows2(c["h"]).T @ dqkv
+        g[f"{i}.wq"], g[f"{i}.wk"], g[f"{i}.wv"] = gqkv[:, :d], gqkv[:, d:2 * d], gqkv[:, 2 * d:]
+        dxn, g[f"{i}.norm1"] = rms_back(dqkv @ wqkv.T, rows2(c["x_in"]), w[f"{i}.norm1"])
         dx = dx + dxn
-    g["embed"] = np.zeros_like(w["embed"])
-    np.add.at(g["embed"], ids[:, :-1], dx)
+    seen = (ids[:, :-1].reshape(-1, 1) == np.arange(V)).astype(F32)  # [B*T, V]: which token each row embeds
+    g["embed"] = seen.T @ dx
     return loss, g
 
 
@@ -164,32 +178,31 @@ EVAL_CHUNK = 100  # sentences per forward pass in evaluate: under 30 MiB of arra
 
 
 def evaluate(w, cfg: TrainedLlamaConfig, sentences) -> dict:
-    """Loss per token, agreement accuracy (all, and where the distractor's number differs), on sentences.
+    """Loss per token, agreement accuracy (all, and where the distractor's number differs), on sentences
+    (a corpus.Batch, or a list of corpus.Sentence).
 
     Run EVAL_CHUNK sentences at a time: one pass over 4,000 would hold every layer's activations for all
     of them at once (1 GB for the big config)."""
+    batch = corpus.as_batch(sentences)
     nll, n_tok, right, mismatch, ent, n_rows = 0.0, 0, [], [], 0.0, 0
-    for lo in range(0, len(sentences), EVAL_CHUNK):
-        part = sentences[lo:lo + EVAL_CHUNK]
-        ids = corpus.encode(part)
+    for lo in range(0, len(batch), EVAL_CHUNK):
+        part = batch[lo:lo + EVAL_CHUNK]
         keep = {}
-        logits = llama.forward(w, ids[:, :-1], cfg.n_head, keep=keep)
-        targets = ids[:, 1:]
+        logits = llama.forward(w, part.ids[:, :-1], cfg.n_head, keep=keep)
+        targets = part.ids[:, 1:]
         valid = targets != corpus.INDEX[corpus.PAD]
         z = logits - logits.max(-1, keepdims=True)
         logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
         picked = np.take_along_axis(logp, targets[..., None], -1)[..., 0]
         nll, n_tok = nll - float(picked[valid].sum(dtype=np.float64)), n_tok + int(valid.sum())
-        for i, s in enumerate(part):
-            if s.verb_at is None:
-                continue
-            good, bad = corpus.verb_pair(s)
-            ok = logits[i, s.verb_at, good] > logits[i, s.verb_at, bad]  # position verb_at predicts token verb_at+1
-            right.append(ok)
-            if s.mismatch:
-                mismatch.append(ok)
+        agrees = part.verb_at >= 0
+        at = logits[np.flatnonzero(agrees), part.verb_at[agrees]]  # [k, n_vocab]: position verb_at predicts the verb
+        ok = at[np.arange(len(at)), part.good[agrees]] > at[np.arange(len(at)), part.bad[agrees]]
+        right.append(ok)
+        mismatch.append(ok[part.mismatch[agrees]])
         rows = int(valid[:, 1:].sum())  # the rows head_entropies averages over
         ent, n_rows = ent + np.array(head_entropies(keep["attn"], valid)) * rows, n_rows + rows
+    right, mismatch = np.concatenate(right), np.concatenate(mismatch)
     return {"loss": nll / n_tok, "agreement": float(np.mean(right)),
             "agreement_mismatch": float(np.mean(mismatch)), "head_entropy": (ent / n_rows).tolist()}
 
@@ -211,6 +224,9 @@ def spread(entropies) -> float:
     return max(flat) / min(flat)
 
 
+TRAIN_CHUNK = 50  # steps whose sentences are drawn together: few numpy calls, little memory
+
+
 def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eval: int = 4000):
     """Train from scratch; returns (weights, summary). on_step(step, loss, w) is called every step;
     stop() returning True ends training early (the app's cancel).
@@ -221,8 +237,8 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
     distribution gives them slightly less probability than the grammar does.)
     """
     w = init(cfg, seed)
-    held = corpus.draw(n_eval, seed, "held-out")
-    fresh = corpus.draw(n_eval, seed, "train")
+    held = corpus.draw_ids(np.random.default_rng([seed, 1]), n_eval, "held-out")
+    fresh = corpus.draw_ids(np.random.default_rng([seed, 0]), n_eval, "train")
     start = evaluate(w, cfg, held)
     rng = np.random.default_rng([seed, 2])
     adam = Adam(w)
@@ -230,8 +246,10 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
     for step in range(cfg.steps):
         if stop is not None and stop():
             break
-        batch = corpus.encode([_train_sentence(rng) for _ in range(cfg.batch)])
-        loss, g = loss_and_grads(w, cfg, batch)
+        if step % TRAIN_CHUNK == 0:  # sentences for the next TRAIN_CHUNK steps, drawn at once
+            sentences = corpus.draw_ids(rng, TRAIN_CHUNK * cfg.batch, "train").ids
+        at = step % TRAIN_CHUNK * cfg.batch
+        loss, g = loss_and_grads(w, cfg, sentences[at:at + cfg.batch])
         adam.step(w, g, lr_at(step, cfg), cfg.clip)
         done = step + 1
         if on_step is not None:
@@ -244,13 +262,6 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
                "entropy_spread_trained": spread(end["head_entropy"]),
                "head_entropy_init": start["head_entropy"], "head_entropy_trained": end["head_entropy"]}
     return w, summary
-
-
-def _train_sentence(rng):
-    while True:
-        s = corpus.sample(rng)
-        if not corpus.held_out(s):
-            return s
 
 
 # --- saving and loading ---------------------------------------------------------------------

@@ -1,13 +1,16 @@
 """Run every step of a lesson through the engine at every setting a learner can reach, and check
 that each placeholder, condition and row the lesson names exists there. Slower than the loader's
-checks, so the loader does not run them: `xf-tour check-lessons` and the tests do."""
+checks, so the loader does not run them: `xf-tour check-lessons` and the tests do. The tour runs them
+through a Checked cache, so that an unchanged file of a learner's own folder is checked once."""
 
 import itertools
 import math
+from pathlib import Path
 
 from engine.errors import EngineError
 from engine.views import VIEWS, Tr
 
+from .cache import code_stamp, read_json, write_json
 from .loader import LANGS, Lesson, LessonError, Step, applies, cut
 from .template import TemplateError, lookup, pieces
 
@@ -45,8 +48,9 @@ def texts(lesson: Lesson, step: Step) -> list[tuple[str, Tr]]:
     return out
 
 
-def check_deep(lesson: Lesson) -> list[LessonError]:
-    """Run every step through the engine at every reachable setting; check every placeholder, condition and row."""
+def check_deep(lesson: Lesson, steps=None) -> list[LessonError]:
+    """Run every step through the engine at every reachable setting; check every placeholder, condition and row.
+    With `steps` (step ids), only those steps."""
     errors, seen = [], set()
 
     def err(step, message, fix, fld, at=""):
@@ -55,6 +59,8 @@ def check_deep(lesson: Lesson) -> list[LessonError]:
             errors.append(LessonError(lesson.path, message + at, fix, lesson.id, step.id, fld))
 
     for step in lesson.steps:
+        if steps is not None and step.id not in steps:
+            continue
         for overrides in variants(lesson, step):
             for base, name in ((step.params, "params"), ({**step.params, **(step.compare or {})}, "compare")):
                 if name == "compare" and step.compare is None:
@@ -96,3 +102,37 @@ def check_deep(lesson: Lesson) -> list[LessonError]:
                                     "name a fact, a setting, or table.row.column of the step's view "
                                     "(`xf-tour print VIEW --json`)", f"{fld}.{lang}", at)
     return errors
+
+
+# --- a cache of the files that passed -----------------------------------------------------
+
+CACHE_NAME = "checked-lessons.json"
+
+
+class Checked:
+    """Which lesson files passed check_deep, by the hash of their bytes: a file is checked once per change.
+
+    Kept as lessons/cache.py keeps its caches. Only passes are kept: a file with a problem is checked, and its
+    problem reported, every time."""
+
+    def __init__(self, path: Path | None):
+        self.path, self.stamp = path, code_stamp()
+        self.passed, self.checks = set(read_json(path, self.stamp)), 0
+
+    def problems(self, lesson: Lesson, steps=None) -> list[LessonError]:
+        """check_deep(lesson, steps), unless the lesson's file passed before; a full pass is remembered."""
+        if lesson.digest and lesson.digest in self.passed:
+            return []
+        self.checks += 1
+        errors = check_deep(lesson, steps)
+        if not errors and steps is None and lesson.digest:
+            self.passed.add(lesson.digest)
+        return errors
+
+    def all_problems(self, lessons) -> list[LessonError]:
+        """Every lesson's problems; the cache written when a file passed that had not before."""
+        before = set(self.passed)
+        errors = [e for lesson in lessons for e in self.problems(lesson)]
+        if self.passed != before:
+            write_json(self.path, self.stamp, dict.fromkeys(sorted(self.passed), True))
+        return errors

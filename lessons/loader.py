@@ -5,6 +5,7 @@ says how to fix it. The loader collects all the problems of a folder before it r
 author sees them at once. See lessons/README.md for the format.
 """
 
+import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ class Lesson:
     experiments: tuple[Experiment, ...] = ()
     pitfalls: tuple[Tr, ...] = ()
     path: Path | None = field(default=None, compare=False)
+    digest: str = field(default="", compare=False)  # sha256 of the file's bytes: lessons/check.py caches by it
 
 
 class LessonError(Exception):
@@ -217,7 +219,8 @@ def parse_lesson(path: Path) -> tuple[Lesson | None, list[LessonError]]:
         pitfalls.append(c.text(p, "text", f"pitfalls[{i}]."))
     if c.errors:
         return None, c.errors
-    return Lesson(c.lesson_id, order, title, tuple(steps), tuple(experiments), tuple(pitfalls), path), []
+    return Lesson(c.lesson_id, order, title, tuple(steps), tuple(experiments), tuple(pitfalls), path,
+                  hashlib.sha256(raw).hexdigest()), []
 
 
 def _steps(c: _Checker, raw):
@@ -440,8 +443,10 @@ def lesson_files(folder: Path) -> list[Path]:
     return sorted(p for p in Path(folder).glob("*.toml") if p.is_file())
 
 
-def load_lessons(folder: Path = SHIPPED, strict: bool = True) -> tuple[list[Lesson], list[LessonError]]:
-    """Every lesson in `folder`, in order; with strict, any problem raises LessonsInvalid."""
+def load_lessons(folder: Path = SHIPPED, strict: bool = True,
+                 parse=parse_lesson) -> tuple[list[Lesson], list[LessonError]]:
+    """Every lesson in `folder`, in order; with strict, any problem raises LessonsInvalid. `parse` reads one
+    file (lessons.cache.Parsed.parse recalls the files parsed before)."""
     folder = Path(folder)
     lessons, errors = [], []
     if not folder.is_dir():
@@ -449,7 +454,7 @@ def load_lessons(folder: Path = SHIPPED, strict: bool = True) -> tuple[list[Less
     elif not lesson_files(folder):
         errors.append(LessonError(folder, "holds no .toml lesson files", "add files named NN-ID.toml"))
     for path in lesson_files(folder) if folder.is_dir() else []:
-        lesson, problems = parse_lesson(path)
+        lesson, problems = parse(path)
         errors += problems
         if lesson is not None:
             lessons.append(lesson)

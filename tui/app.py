@@ -40,19 +40,47 @@ class XfTourApp(App):
         self._training = None  # the live run of the heads lesson: running, stop, lines
         self._unsaved_said = False  # a failed save is said once a session; later ones retry quietly
         self._held_keys: list | None = [] if bench is not None else None  # keys typed while fields are built
+        self._later, self.own_folder = None, None  # a learner's own lessons: the checks after the first frame
+        self.lesson_problems: list = []  # what those checks found
+        if bench is None:  # open where the tour starts now: the command line deep-checks that step first
+            self._resumed = lesson is None and tour.progress.lesson is not None
+            if lesson is not None:
+                tour.goto(lesson)
+            else:
+                tour.resume()
+
+    def check_later(self, check, folder) -> None:
+        """After the first frame, run check() (the deep check of a learner's own lessons) in a thread, and say
+        what it finds inline."""
+        self._later, self.own_folder = check, folder
 
     def on_mount(self) -> None:
         if self._bench is not None:  # xf-tour calc: the workbench on its own
             from .screens.calc import CalcScreen
             self.push_screen(CalcScreen(self._bench, standalone=True))
             return
-        self._resumed = self._open is None and self.tour.progress.lesson is not None
-        if self._open is not None:
-            self.tour.goto(self._open)
-        else:
-            self.tour.resume()
         self.push_screen(LessonScreen())
         self.call_after_refresh(self._first_save)  # the first frame need not wait for the disk
+        if self._later is not None:
+            self.call_after_refresh(lambda: self.run_worker(self._check_in_thread, thread=True, group="checks"))
+
+    def _check_in_thread(self) -> None:
+        """Runs in a worker thread: the learner's lessons, deep-checked (an unchanged file once)."""
+        problems = self._later()
+        if problems and not self.ending:
+            try:
+                self.call_from_thread(self._found_problems, problems)
+            except RuntimeError:  # the app closed meanwhile
+                pass
+
+    def _found_problems(self, problems: list) -> None:
+        from .own_lessons import problems_note
+
+        self.lesson_problems = problems
+        screen = self.lesson_screen()
+        if screen is not None:
+            head, tail = problems_note(problems, self.own_folder, self.tour.lang)
+            screen.say(head=head, tail=tail, style="bold red")
 
     def _first_save(self) -> None:
         """Record where the tour opened; say in one line if it resumed or if the progress was broken, and in
@@ -118,19 +146,26 @@ class XfTourApp(App):
         return training_panel(self._training["lines"])
 
     def toggle_training(self, key: str = "4") -> None:
-        """Start training the big tiny Llama in a worker thread; stop it; or close the finished panel.
+        """Start training the big tiny Llama in a child process; stop it; or close the finished panel.
         `key` is the key that does this, named by the panel."""
         state = self._training
         if state is not None and state["running"]:
             state["stop"] = True
+            state["run"].stop()
             return
         if state is not None:  # a finished run: close its panel
             self._training = None
             self._redraw_lessons()
             return
-        self._training = {"running": True, "stop": False, "key": key, "lines": [t("training_start", self.tour.lang)]}
+        from engine import tiny
+
+        from .training import LiveRun
+
+        run = LiveRun(tiny.CONFIGS["big"], seed=0)
+        self._training = {"running": True, "stop": False, "key": key, "lines": [t("training_start", self.tour.lang)],
+                          "run": run}
         self._redraw_lessons()
-        self.run_worker(self._train_in_thread, thread=True, exclusive=True, group="train")
+        self.run_worker(self._follow_training, thread=True, exclusive=True, group="train")
 
     def _redraw_lessons(self) -> None:
         screen = self.lesson_screen()
@@ -142,36 +177,39 @@ class XfTourApp(App):
             self._training["lines"] = lines
             self._redraw_lessons()
 
-    def _train_in_thread(self) -> None:
-        """Runs in a worker thread: trains the big config in memory only; never writes a file."""
+    def _follow_training(self) -> None:
+        """Runs in a worker thread: shows each reading of the child process that trains the big config in
+        memory only (tui/training.py); it never writes a file. A quit cancels the worker, which ends the child."""
         import time
 
-        from engine import corpus, tiny
+        from engine import tiny
+        from textual.worker import get_current_worker
 
-        state, cfg = self._training, tiny.CONFIGS["big"]
-        probe = corpus.draw(200, 1, "held-out")
-        last, reading, started = 0.0, {"agr": "-", "spread": "-", "layers": []}, time.perf_counter()
-
-        def on_step(step, loss, w):
-            nonlocal last
-            now = time.perf_counter()
-            if now - last < 0.5 and step != cfg.steps - 1:  # two updates a second is enough to watch
-                return
-            last = now
-            e = tiny.evaluate(w, cfg, probe)
-            reading.update(agr=f"{e['agreement']:.3f}", spread=f"{tiny.spread(e['head_entropy']):.2f}",
-                           layers=e["head_entropy"])
-            left = (now - started) / (step + 1) * (cfg.steps - step - 1)
-            progress.update(step=step + 1, loss=loss)
-            self.call_from_thread(self._show_training, self._training_lines(cfg, reading, left=left, **progress))
-
-        progress = {"step": 0, "loss": float("nan")}
-        tiny.train(cfg, seed=0, on_step=on_step, stop=lambda: state["stop"], n_eval=200)
-        state["running"] = False
-        end = t("training_stopped" if state["stop"] else "training_done", self.tour.lang,
+        state, cfg, worker = self._training, tiny.CONFIGS["big"], get_current_worker()
+        reading, progress, started = {"agr": "-", "spread": "-", "layers": []}, {"step": 0, "loss": float("nan")}, \
+            time.perf_counter()
+        ended = None
+        try:
+            for r in state["run"].readings(cancelled=lambda: worker.is_cancelled):
+                ended = r.get("end")
+                reading.update({k: r[k] for k in reading if k in r})
+                progress.update(step=r["step"], loss=r["loss"])
+                if "end" not in r:
+                    self.call_from_thread(self._show_training, self._training_lines(cfg, reading, left=r["left"],
+                                                                                    **progress))
+        finally:
+            state["run"].kill()
+            state["running"] = False
+        if worker.is_cancelled:
+            return
+        end = t("training_done" if ended == "done" else "training_stopped", self.tour.lang,
                 s=time.perf_counter() - started, key=state["key"])
-        lines = self._training_lines(cfg, reading, **progress)[:2] + [end]
-        self.call_from_thread(self._show_training, lines)
+        self.call_from_thread(self._show_training, self._training_lines(cfg, reading, **progress)[:2] + [end])
+
+    def on_unmount(self) -> None:
+        """The app is closing: a live training run ends with it."""
+        if self._training is not None and self._training["running"]:
+            self._training["run"].kill()
 
     def _training_lines(self, cfg, reading, step, loss, left=None) -> list[str]:
         """The panel: the step, loss and agreement; a bar with the time left and the spread; each layer's

@@ -184,6 +184,10 @@ TEXTS = {
     "palette_prompt": ("Jump to a lesson or step...", "跳到某一课或某一步……"),
     "palette_lesson": ("Lesson {order}: {title}", "第 {order} 课：{title}"),
     "palette_step": ("{lesson} > {title}", "{lesson} > {title}"),
+    "own_problems": ("{n} problem(s) in your lessons; every one: xf-tour check-lessons {folder}",
+                     "你的课程有 {n} 个问题；全部列出：xf-tour check-lessons {folder}"),
+    "own_broken": ("This step cannot be shown: {error}. Check the lessons: xf-tour check-lessons {folder}",
+                   "这一步无法显示：{error}。检查课程：xf-tour check-lessons {folder}"),
 }
 
 

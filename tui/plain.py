@@ -2,16 +2,15 @@
 
 Tables use ASCII rules only and measure CJK text by terminal cells (Rich does, via cell_len), so
 columns line up in both languages. When stdout is not a terminal no escape codes are written.
+
+Rich's console, tables and texts are imported where they are used: `xf-tour print VIEW` writes the
+same characters through tui/textout.py without them, which saves most of its start-up.
 """
 
-import json
 import math
 
 from rich import box
 from rich.cells import cell_len
-from rich.console import Console, Group
-from rich.table import Table
-from rich.text import Text
 
 from engine.views import Result, fmt_value
 from lessons.template import printable
@@ -30,10 +29,13 @@ def settings_line(params: dict) -> str:
     return " ".join(f"{k}={fmt_value(v)}" for k, v in params.items())
 
 
-def render_table(table, lang: str, rule: bool = True, rows=None, marked=frozenset(), added=frozenset()) -> Table:
+def render_table(table, lang: str, rule: bool = True, rows=None, marked=frozenset(), added=frozenset()):
     """One engine table as a Rich table. `rows`: the row indices to show, a "..." row standing for each
     run left out; `marked`: (row, column) cells to underline; `added`: rows to underline whole. Without
     `rule` the header is underlined instead of ruled, which saves a line on a small screen."""
+    from rich.table import Table
+    from rich.text import Text
+
     out = Table(box=PLAIN if rule else None, show_edge=False, pad_edge=False, padding=(0, 1),
                 header_style="bold" if rule else "bold underline")
     for col in table.columns:
@@ -77,8 +79,11 @@ def heat_style(weight) -> str:
     return "dim" if weight < 0.05 else ""
 
 
-def render_result(result: Result, title: str, lang: str, width: int = 80) -> Group:
-    """A whole view: its title, its settings, its tables and its facts."""
+def render_result(result: Result, title: str, lang: str, width: int = 80):
+    """A whole view: its title, its settings, its tables and its facts, as a Rich Group."""
+    from rich.console import Group
+    from rich.text import Text
+
     parts = [Text(title, style="bold underline"), *prose(settings_line(result.params), width, style="dim")]
     return Group(*parts, *render_tables(result, (), lang, width))
 
@@ -104,8 +109,10 @@ def write(make) -> None:
     sys.stdout.flush()
 
 
-def console(file=None) -> Console:
+def console(file=None):
     """A console that writes plain text when not on a terminal; 80 cells wide then."""
+    from rich.console import Console
+
     return Console(file=file, highlight=False, emoji=False, soft_wrap=False)
 
 
@@ -137,6 +144,8 @@ def result_json(result: Result, title: str, lang: str) -> dict:
 
 def dumps(obj) -> str:
     """JSON text, UTF-8 as is, refusing NaN literals."""
+    import json
+
     return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False)
 
 
@@ -162,9 +171,12 @@ def fill_marked(text: str, result: Result, lang: str, marked=frozenset()) -> tup
     return space_cjk(flat, marks) if lang == "zh" else (flat, marks)
 
 
-def render_lesson(lesson, lang: str, width: int = 80) -> Group:
+def render_lesson(lesson, lang: str, width: int = 80):
     """A lesson as a person reads it: each step's prose and tables, then what each of its keys does, as the
     app says it after one press; then the experiments and the pitfalls."""
+    from rich.console import Group
+    from rich.text import Text
+
     from engine.views import VIEWS
     from lessons.loader import applies
 
@@ -210,39 +222,28 @@ def render_lesson(lesson, lang: str, width: int = 80) -> Group:
 
 
 def _block(table, lang, width=80, rule=True, rows=None, marked=frozenset(), added=frozenset()):
+    from rich.console import Group
+    from rich.text import Text
+
     parts = [Text(table.title(lang), style="bold"), render_table(table, lang, rule, rows, marked, added)]
     if table.note is not None:
         parts += prose(table.note(lang), width, style="dim", gap=False)
     return Group(*parts)
 
 
-def render_tables(result, keys, lang, width=80, rule=True, rows=None, marks=None):
-    """The tables (those in keys, or all), with runs of weight maps set side by side where they fit.
-    `rows` maps a table key to the row indices to show; `marks`, when given, underlines what changed."""
-    parts, run = [], []
-    rows = rows or {}
-
-    def block(table, w):
-        picked = shown_rows(table, rows.get(table.key))
-        marked = marks.cells_of(table.key) if marks is not None else frozenset()
-        added = marks.rows_of(table.key) if marks is not None else frozenset()
-        return _block(table, lang, w, rule, picked, marked, added)
+def arrange(result, keys, lang, width=80) -> list[list]:
+    """The tables to show (those in keys, or all), in order, as lines of the page: a line is one table, or a
+    run of weight maps set side by side, as many as the width allows."""
+    lines, run = [], []
 
     def flush():
-        while run:  # as many weight maps on a line as the width allows
-            line, used = [run.pop(0)], 0
+        while run:
+            line = [run.pop(0)]
             used = max(table_width(line[0], lang), cell_len(line[0].title(lang)))
             while run and used + 3 + max(table_width(run[0], lang), cell_len(run[0].title(lang))) <= width:
                 line.append(run.pop(0))
                 used += 3 + max(table_width(line[-1], lang), cell_len(line[-1].title(lang)))
-            if len(line) == 1:
-                parts.extend([block(line[0], width), Text("")])
-                continue
-            grid = Table.grid(padding=(0, 3))
-            for _ in line:
-                grid.add_column()
-            grid.add_row(*(block(t, max(table_width(t, lang), 20)) for t in line))
-            parts.extend([grid, Text("")])
+            lines.append(line)
 
     for table in result.tables:
         if keys and table.key not in keys:
@@ -251,11 +252,43 @@ def render_tables(result, keys, lang, width=80, rule=True, rows=None, marks=None
             run.append(table)
             continue
         flush()
-        parts.extend([block(table, width), Text("")])
+        lines.append([table])
     flush()
+    return lines
+
+
+def facts_lines(result, lang) -> list[str]:
+    """Each fact as "label: value"."""
+    colon = "：" if lang == "zh" else ": "
+    return [f"{f.label(lang)}{colon}{format_value(f.value, f.fmt, lang)}" for f in result.facts]
+
+
+def render_tables(result, keys, lang, width=80, rule=True, rows=None, marks=None):
+    """The tables (those in keys, or all), with runs of weight maps set side by side where they fit.
+    `rows` maps a table key to the row indices to show; `marks`, when given, underlines what changed."""
+    from rich.table import Table
+    from rich.text import Text
+
+    parts = []
+    rows = rows or {}
+
+    def block(table, w):
+        picked = shown_rows(table, rows.get(table.key))
+        marked = marks.cells_of(table.key) if marks is not None else frozenset()
+        added = marks.rows_of(table.key) if marks is not None else frozenset()
+        return _block(table, lang, w, rule, picked, marked, added)
+
+    for line in arrange(result, keys, lang, width):
+        if len(line) == 1:
+            parts.extend([block(line[0], width), Text("")])
+            continue
+        grid = Table.grid(padding=(0, 3))
+        for _ in line:
+            grid.add_column()
+        grid.add_row(*(block(t, max(table_width(t, lang), 20)) for t in line))
+        parts.extend([grid, Text("")])
     if not keys:
-        colon = "：" if lang == "zh" else ": "
-        parts += [Text(f"{f.label(lang)}{colon}{format_value(f.value, f.fmt, lang)}") for f in result.facts]
+        parts += [Text(fact) for fact in facts_lines(result, lang)]
         if result.facts:
             parts.append(Text(""))
     return parts
@@ -281,9 +314,23 @@ def _join(lines: list[str], marks: list[list[bool]] | None) -> tuple[str, list[b
     return out, out_marks
 
 
-def prose(text: str, width: int, indent: int = 0, style: str = "", gap: bool = True, marks=None) -> list[Text]:
+def prose(text: str, width: int, indent: int = 0, style: str = "", gap: bool = True, marks=None) -> list:
     """Paragraphs (split on blank lines) wrapped to width cells, CJK-aware; a blank line after each when gap.
-    `marks`, one per character of text, underlines the characters that are True."""
+    `marks`, one per character of text, underlines the characters that are True. Rich Texts, one a line."""
+    from rich.text import Text
+
+    out = []
+    for runs in prose_runs(text, width, indent, style, gap, marks):
+        line = Text(" " * indent if runs else "", style=style if runs else "")
+        for piece, piece_style in runs[1:]:
+            line.append(piece, style=piece_style)
+        out.append(line)
+    return out
+
+
+def prose_runs(text: str, width: int, indent: int = 0, style: str = "", gap: bool = True,
+               marks=None) -> list[list[tuple[str, str]]]:
+    """prose() as data: each line a list of (text, style) runs, its indent first; [] for a blank line."""
     text = printable(text)  # lesson text, which the loader has checked; one character for one, so marks still fit
     marks = marks if marks is not None else [False] * len(text)
     out, pos = [], 0
@@ -298,15 +345,15 @@ def prose(text: str, width: int, indent: int = 0, style: str = "", gap: bool = T
             at += len(line) + 1
         flat, flat_marks = _join(lines, line_marks)
         for a, b in wrap_spans(flat, width - indent):
-            line = Text(" " * indent, style=style)
+            line = [(" " * indent, style)]
             k = a
             while k < b:  # runs of marked and unmarked characters
                 e = k
                 while e < b and flat_marks[e] == flat_marks[k]:
                     e += 1
-                line.append(flat[k:e], style=f"{style} {MARK}".strip() if flat_marks[k] else style)
+                line.append((flat[k:e], f"{style} {MARK}".strip() if flat_marks[k] else style))
                 k = e
             out.append(line)
         if gap:
-            out.append(Text(""))
+            out.append([])
     return out

@@ -9,6 +9,7 @@ handling of East Asian ambiguous-width characters.
 Each topic's module defines its views and registers each one where it is defined.
 """
 
+import importlib
 import math
 import re
 from dataclasses import dataclass, field
@@ -216,7 +217,23 @@ class View:
 
 # --- the registry ------------------------------------------------------------------------
 
-VIEWS: dict[str, View] = {}  # id -> view, in the order of the tour's lessons
+VIEWS: dict[str, View] = {}  # id -> view, in the order of the tour's lessons, once load_all() has run
+
+# Where each view is defined and registered: its topic module, in the order of the lessons. One view
+# can then be loaded without every topic's imports (print positional needs no random Llama); a test
+# checks this table against what the modules register.
+HOMES = {
+    "mask": "residual", "residual": "residual",
+    "positional": "positions", "rope": "positions", "permutation": "positions",
+    "attention": "attention", "dsweep": "attention", "cat": "attention",
+    "heads": "heads",
+    "swiglu": "ffn", "ffn-width": "ffn", "shares": "ffn",
+    "params": "sizing", "kvcache": "sizing", "compare": "sizing",
+    "context": "context",
+    "explain": "misconceptions",
+    "tiny-vocab": "tiny", "tiny-next": "tiny", "tiny-attention": "tiny", "tiny-verb": "tiny",
+    "tiny-heads": "tiny", "tiny-ablation": "tiny",
+}
 
 
 def register(view: View) -> View:
@@ -227,8 +244,29 @@ def register(view: View) -> View:
     return view
 
 
+def load(view_id: str) -> None:
+    """Import the topic module that registers view_id, if it is one of HOMES."""
+    if view_id in HOMES and view_id not in VIEWS:
+        importlib.import_module(f"{__package__}.{HOMES[view_id]}")
+
+
+def load_all() -> dict[str, View]:
+    """Import every topic module, then put VIEWS in the order of the lessons; VIEWS itself."""
+    for view_id in HOMES:
+        load(view_id)
+    if list(VIEWS)[:len(HOMES)] != list(HOMES):  # topics loaded one by one arrive out of order
+        views = {k: VIEWS[k] for k in (*HOMES, *VIEWS)}
+        VIEWS.clear()
+        VIEWS.update(views)
+    return VIEWS
+
+
 def get_view(view_id: str) -> View:
     """The view with this id, or a ParamError listing the ids there are."""
+    if view_id in HOMES:
+        load(view_id)
+    else:
+        load_all()
     return pick(VIEWS, view_id, "view", "视图")
 
 

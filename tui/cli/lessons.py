@@ -1,26 +1,53 @@
 """xf-tour lessons and check-lessons, and the lessons every command that shows one runs on."""
 
 import sys
+from pathlib import Path
 
 from .parser import PROG, UsageError
 
 
-def lessons_for(args):
-    """The lessons the tour runs on: --lessons DIR, or the shipped ones. Invalid ones stop here."""
-    from lessons.check import check_deep
+def lessons_for(args, deep: bool = True):
+    """The lessons the tour runs on: --lessons DIR, or the shipped ones. Invalid ones stop here. A learner's
+    own folder is deep-checked too (each unchanged file once: see lessons.check.Checked); without `deep`,
+    only parsed, and the tour checks the step it opens on (refuse()) and the rest after its first frame."""
+    from lessons.cache import PARSED_NAME, Parsed
     from lessons.loader import SHIPPED, LessonsInvalid, load_lessons
 
-    folder = getattr(args, "lessons", None) or SHIPPED
+    from ..state import state_dir
+
+    folder, parsed = own_folder(args), Parsed(state_dir() / PARSED_NAME)
     try:
-        lessons, _ = load_lessons(folder)
-        problems = [] if folder == SHIPPED else [e for x in lessons for e in check_deep(x)]
+        lessons, _ = load_lessons(folder or SHIPPED, parse=parsed.parse)  # an unchanged file: as parsed before
+        problems = checked().all_problems(lessons) if folder is not None and deep else []
     except LessonsInvalid as err:
         problems = err.errors
-    if problems:  # the shipped lessons are checked by the tests; a learner's own folder is checked here
+    parsed.save()
+    refuse(problems, folder or SHIPPED)
+    return lessons
+
+
+def own_folder(args):
+    """--lessons DIR, or None for the shipped lessons, which the tests check."""
+    from lessons.loader import SHIPPED
+
+    folder = getattr(args, "lessons", None)
+    return None if folder is None or Path(folder) == SHIPPED else Path(folder)
+
+
+def checked():
+    """The cache of the learner's lesson files that passed the deep check, in the state folder."""
+    from lessons.check import CACHE_NAME, Checked
+
+    from ..state import state_dir
+    return Checked(state_dir() / CACHE_NAME)
+
+
+def refuse(problems, folder) -> None:
+    """Stop with the first problem, in one line, and where to see them all."""
+    if problems:
         more = len(problems) - 1
         raise UsageError(f"{problems[0]}" + (f" (and {more} more: {PROG} check-lessons {folder})" if more else ""),
                          f"{problems[0]}" + (f"（另有 {more} 个问题：{PROG} check-lessons {folder}）" if more else ""))
-    return lessons
 
 
 def cmd_lessons(args, lang) -> int:

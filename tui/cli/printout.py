@@ -1,5 +1,7 @@
 """xf-tour print: views as tables or JSON, or a whole lesson as plain text."""
 
+import sys
+
 from .lessons import lessons_for
 from .parser import PROG, UsageError, parse_sets
 
@@ -7,11 +9,15 @@ from .parser import PROG, UsageError, parse_sets
 def cmd_print(args, lang) -> int:
     """Print the named views (all by default) at the given settings, or a whole lesson."""
     from engine.errors import ParamError
-    from engine.views import VIEWS, get_view
+    from engine.views import get_view
 
     if args.lesson is not None:
         return _print_lesson(args, lang)
-    views = [get_view(v) for v in args.views] if args.views else list(VIEWS.values())
+    if args.views:  # only the topics these views live in are imported
+        views = [get_view(v) for v in args.views]
+    else:
+        from engine.views import VIEWS
+        views = list(VIEWS.values())
     settings = parse_sets(args.set)
     for name in settings:
         if not any(name in {p.name for p in v.params} for v in views):
@@ -40,13 +46,22 @@ def _print_lesson(args, lang) -> int:
 
 def _emit(results, as_json, lang) -> int:
     """Print (view, result) pairs as tables one under another, or as one JSON object."""
-    from ..plain import dumps, render_result, result_json, write
-
     if as_json:
+        from ..plain import dumps, result_json
         print(dumps({"lang": lang, "views": [result_json(r, v.title(lang), lang) for v, r in results]}))
+        return 0
+    from ..textout import render_views, screen
+
+    shape = screen()
+    text = None if shape is None else render_views([(v, r) for v, r in results], lang, *shape)
+    if text is not None:  # the same characters as Rich writes below, without importing its console
+        sys.stdout.write(text)
+        sys.stdout.flush()
         return 0
     from rich.console import Group
     from rich.text import Text
+
+    from ..plain import render_result, write
     write(lambda out: Group(*[part for i, (v, r) in enumerate(results)
                               for part in ([Text("")] if i else []) + [render_result(r, v.title(lang), lang, out.width)]]))
     return 0

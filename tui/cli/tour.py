@@ -2,7 +2,7 @@
 
 import sys
 
-from .lessons import lessons_for
+from .lessons import checked, lessons_for, own_folder, refuse
 from .parser import PROG, UsageError
 
 
@@ -10,7 +10,7 @@ def cmd_tour(args, lang) -> int:
     """Start the Textual app: at --lesson, or where the learner left off. Its exit status: 0, 1 after a crash."""
     from engine.errors import pick
 
-    lessons = lessons_for(args)
+    lessons = lessons_for(args, deep=False)  # parsed strictly; the deep check follows, cheapest first
     ids = [x.id for x in lessons]
     if args.lesson is not None:
         pick({x.id: x for x in lessons}, args.lesson, "lesson", "课程")
@@ -19,4 +19,17 @@ def cmd_tour(args, lang) -> int:
                          f"导览需要在终端里运行；不用终端阅读可以试试：{PROG} print --lesson {ids[0]}")
     from ..app import make_app, run_tour  # textual comes in only here
 
-    return run_tour(make_app(lang=getattr(args, "lang", None), lesson=args.lesson, lessons=lessons))
+    app = make_app(lang=getattr(args, "lang", None), lesson=args.lesson, lessons=lessons)
+    folder = own_folder(args)
+    if folder is not None:
+        check_own(app, folder, checked())
+    return run_tour(app)
+
+
+def check_own(app, folder, cache) -> None:
+    """A learner's own lessons: the step the tour opens on is deep-checked now (a problem stops the command
+    with exit 2), every lesson after the first frame, in a thread (a problem is said inline). `cache` (a
+    lessons.check.Checked) skips the files that passed before."""
+    step = app.tour.step
+    refuse(cache.problems(app.tour.lesson, steps=None if step is None else {step.id}), folder)
+    app.check_later(lambda: cache.all_problems(app.tour.lessons), folder)

@@ -12,7 +12,13 @@ def cmd_train(args, lang) -> int:
     import time
     from pathlib import Path
 
+    if "numpy" not in sys.modules:  # the products are small: a second BLAS thread spins more than it helps
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    import numpy as np
+
     from engine import corpus, tiny
+
+    from ..training import steady_heap
     from engine.views import Param, Tr
 
     cfg = tiny.CONFIGS[args.config]
@@ -29,7 +35,7 @@ def cmd_train(args, lang) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    probe = corpus.draw(500, seed + 1, "held-out")  # a small set for the live readings
+    probe = corpus.draw_ids(np.random.default_rng([seed + 1, 1]), 500, "held-out")  # a small set for the live readings
     label = {"zh": ("训练", "损失", "一致率", "头熵之比"), "en": ("training", "loss", "agreement", "head spread")}[lang]
     reading = {"agreement": float("nan"), "spread": float("nan")}
     bar = Progress(TextColumn(f"{label[0]} {args.config}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -43,6 +49,7 @@ def cmd_train(args, lang) -> int:
             reading.update(agreement=e["agreement"], spread=tiny.spread(e["head_entropy"]))
         bar.update(task, completed=step + 1, loss=loss, **reading)
 
+    steady_heap()
     start = time.perf_counter()
     with bar:
         task = bar.add_task("train", total=cfg.steps, loss=float("nan"), **reading)

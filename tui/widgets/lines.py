@@ -29,8 +29,8 @@ class Lines(Widget):
         """Show `text`; repaint only the lines that differ from what is shown."""
         lines = text.split("\n", allow_blank=True) if text.plain else []
         old, self._lines, self.content = self._lines, lines, text
-        if len(lines) != len(old) or self._width_of(lines) != self._width_of(old):
-            self._strips.clear()
+        if len(lines) != len(old):  # a new height: a new layout. Not a new width: each line is as wide as the
+            self._strips.clear()    # widget, whatever its text (render_line pads it), so a longer line is one line
             self.refresh(layout=True)
             return
         width = self.size.width

@@ -1,0 +1,97 @@
+"""How long `xf-tour train --config main` takes and how much memory it peaks at, beside a numpy anchor.
+
+The anchor is a fixed numpy loop run by the same python: 2,000 steps, each 8 float32 matmuls of a
+[512, 32] batch by a [32, 32] weight with a tanh after each: small-array work of the tiny Llama's
+shapes (d_model 32). Training is small-array numpy work, so its time follows the machine's numpy speed and
+per-call overhead, not its start-up: a `python -c "import numpy"` anchor would be 1 % of the figure and
+say nothing about a slower CPU. The anchor's peak memory is a process with numpy loaded and a few
+small arrays, the floor any numpy trainer starts from.
+
+Run from the repo root:  .venv/bin/python bench/train_time.py [--runs 1] [--config main] [--json]
+Targets for main (2,000 steps): <= 12 s and <= 150 MiB.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as an installed app runs
+TARGETS = {"seconds": 12.0, "peak_mib": 150.0}
+ANCHOR = """
+import numpy as np
+rng = np.random.default_rng(0)
+x = rng.standard_normal((512, 32), dtype=np.float32)
+w = rng.standard_normal((32, 32), dtype=np.float32) / np.float32(6)
+for _ in range(2000):
+    y = x
+    for _ in range(8):
+        y = np.tanh(y @ w)
+"""
+
+
+def timed(cmd, cwd) -> tuple[float, float, str]:
+    """Wall seconds, peak resident MiB of the process tree (bench/maxrss.py), and stdout."""
+    with tempfile.NamedTemporaryFile(suffix=".rss", delete=False) as f:
+        rss = f.name
+    start = time.perf_counter()
+    out = subprocess.run([PY, str(ROOT / "bench" / "maxrss.py"), rss, *cmd], capture_output=True, text=True,
+                         env=ENV, cwd=cwd)
+    seconds = time.perf_counter() - start
+    if out.returncode:
+        raise RuntimeError(f"{cmd} exited {out.returncode}:\n{out.stderr[-2000:]}")
+    peak = float(Path(rss).read_text())
+    os.unlink(rss)
+    return seconds, peak, out.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1, help="runs of each, interleaved")
+    parser.add_argument("--config", default="main", choices=("small", "main", "big"))
+    parser.add_argument("--json", action="store_true")
+    a = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="train-bench-")
+    train = [PY, "-m", "tui", "train", "--config", a.config, "--out", str(Path(work) / "bench.npz"), "--force",
+             "--json"]
+    anchor, runs, report = [], [], None
+    for _ in range(a.runs):
+        anchor.append(timed([PY, "-c", ANCHOR], work)[:2])
+        seconds, peak, stdout = timed(train, ROOT)
+        runs.append((seconds, peak))
+        report = stdout
+    result = {
+        "config": a.config, "runs": a.runs,
+        "train_s": statistics.median(s for s, _ in runs), "train_peak_mib": max(p for _, p in runs),
+        "anchor_s": statistics.median(s for s, _ in anchor), "anchor_peak_mib": max(p for _, p in anchor),
+    }
+    result["ratio"] = result["train_s"] / result["anchor_s"]
+    try:  # the trainer's own summary, the last JSON object it printed
+        result["trainer"] = json.loads(report[report.rindex("\n{") + 1:] if "\n{" in report else report)
+    except ValueError:
+        result["trainer"] = None
+    if a.config == "main":
+        result["targets_met"] = {"seconds": result["train_s"] <= TARGETS["seconds"],
+                                 "peak_mib": result["train_peak_mib"] <= TARGETS["peak_mib"]}
+    if a.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"| measure | numpy anchor | xf-tour train --config {a.config} | target |")
+    print("|---|---:|---:|---|")
+    print(f"| wall time | {result['anchor_s']:.1f} s | {result['train_s']:.1f} s ({result['ratio']:.1f}x) | "
+          f"{'<= 12 s' if a.config == 'main' else ''} |")
+    print(f"| peak memory | {result['anchor_peak_mib']:.0f} MiB | {result['train_peak_mib']:.0f} MiB | "
+          f"{'<= 150 MiB' if a.config == 'main' else ''} |")
+    if "targets_met" in result:
+        print("\ntargets met:", ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in result["targets_met"].items()))
+
+
+if __name__ == "__main__":
+    main()
