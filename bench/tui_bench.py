@@ -133,10 +133,11 @@ def main():
     result = {"bare": summarise(bare), "tour": summarise(tour)}
     result["first_frame_ratio"] = result["tour"]["first_frame_ms"] / result["bare"]["first_frame_ms"]
     t = result["tour"]
+    result["key_ratio"] = t["key_ms_median"] / result["bare"]["key_ms_median"]
     result["targets_met"] = {
         "first_frame_ratio": result["first_frame_ratio"] <= TARGETS["first_frame_ratio"],
-        "key_ms": t["key_ms_median"] <= TARGETS["key_ms"],
-        "key_bytes": t["key_bytes_median"] <= TARGETS["key_bytes"],
+        "key_ratio": result["key_ratio"] <= TARGETS["key_ratio"],
+        "key_bytes": t["key_bytes_max"] <= TARGETS["key_bytes"],  # every key, not the typical one
         "peak_mib": t["peak_mib"] <= TARGETS["peak_mib"],
     }
     if a.json:
@@ -147,11 +148,12 @@ def main():
     print("| measure | bare Textual app | xf-tour | target |")
     print("|---|---:|---:|---|")
     print(f"| first frame | {b['first_frame_ms']:.0f} ms | {t['first_frame_ms']:.0f} ms "
-          f"({result['first_frame_ratio']:.2f}x) | <= 1.25x the bare app |")
+          f"({result['first_frame_ratio']:.2f}x) | <= {TARGETS['first_frame_ratio']:.2f}x the bare app |")
     print(f"| key latency, median (max) | {b['key_ms_median']:.0f} ms ({b['key_ms_max']:.0f}) | "
-          f"{t['key_ms_median']:.0f} ms ({t['key_ms_max']:.0f}) | median <= 40 ms |")
+          f"{t['key_ms_median']:.0f} ms ({t['key_ms_max']:.0f}); {result['key_ratio']:.2f}x | "
+          f"median <= {TARGETS['key_ratio']:.2f}x the bare app's |")
     print(f"| bytes per key, median (max) | {b['key_bytes_median']:,.0f} ({b['key_bytes_max']:,}) | "
-          f"{t['key_bytes_median']:,.0f} ({t['key_bytes_max']:,}) | <= 6 KB |")
+          f"{t['key_bytes_median']:,.0f} ({t['key_bytes_max']:,}) | every key <= 6,144 |")
     print(f"| peak memory | {b['peak_mib']:.1f} MiB | {t['peak_mib']:.1f} MiB | <= 90 MiB |")
     print("\ntargets met:", ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in result["targets_met"].items()))
     if "walk" in extra:

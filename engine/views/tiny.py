@@ -215,12 +215,12 @@ def _ablation_average(run: str = "seed0"):
     if run not in _ABLATION:
         from .. import corpus
         w, cfg, _ = _trained(run)
-        sentences = [s for s in corpus.draw(ABLATION_SENTENCES * 8, 11, "held-out") if s.mismatch][:ABLATION_SENTENCES]
-        ids = corpus.encode(sentences)
-        pos = np.array([s.verb_at for s in sentences])
-        subj = np.array([3 if s.tokens[1] in corpus.ADJECTIVES else 2 for s in sentences])
-        pairs = np.array([corpus.verb_pair(s) for s in sentences])
-        rows_ = np.arange(len(sentences))
+        drawn = corpus.draw_ids(np.random.default_rng(11), ABLATION_SENTENCES * 8, "held-out")
+        batch = drawn[np.flatnonzero(drawn.mismatch)[:ABLATION_SENTENCES]]
+        ids, pos = batch.ids, batch.verb_at
+        subj = np.where(np.isin(ids[:, 2], [corpus.INDEX[a] for a in corpus.ADJECTIVES]), 3, 2)  # after "the" (adj)
+        pairs = np.stack([batch.good, batch.bad], 1)
+        rows_ = np.arange(len(batch))
 
         def margins(mask=None):
             keep = {}
