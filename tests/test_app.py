@@ -347,6 +347,14 @@ async def test_monkey_2000_random_keys(state, monkeypatch):
         assert app.tour.lang != lang and app.is_running
 
 
+async def at_trained_heads(app, pilot):
+    """Open the heads lesson's step whose key 4 trains live; return the lesson screen and the step's index."""
+    here = next(i for i, s in enumerate(app.tour.lesson.steps) if s.view == "tiny-heads")
+    app.open_lesson("heads", here)
+    await pilot.pause()
+    return app.lesson_screen(), here
+
+
 async def test_live_training_runs_in_the_background_and_can_be_stopped(state, monkeypatch):
     import hashlib
     from dataclasses import replace
@@ -356,10 +364,7 @@ async def test_live_training_runs_in_the_background_and_can_be_stopped(state, mo
     monkeypatch.setitem(tiny.CONFIGS, "big", replace(tiny.CONFIGS["small"], steps=100_000))
     app = make_app(lang="en", lesson="heads", state_dir=state)
     async with app.run_test(size=(80, 24)) as pilot:
-        here = next(i for i, s in enumerate(app.tour.lesson.steps) if s.view == "tiny-heads")
-        app.open_lesson("heads", here)
-        await pilot.pause()
-        screen = app.lesson_screen()
+        screen, here = await at_trained_heads(app, pilot)
         screen.action_experiment("4")  # as the key does; Pilot's press would wait for the worker to finish
         assert app.training_running()
         await pilot.pause(0.3)

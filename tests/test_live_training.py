@@ -12,6 +12,8 @@ from tui.training import LiveRun
 
 from tui.app import make_app
 
+from test_app import at_trained_heads
+
 ENDLESS = replace(tiny.CONFIGS["small"], steps=100_000)
 
 
@@ -69,10 +71,7 @@ async def test_stopping_and_quitting_the_app_leave_no_child(state, monkeypatch):
     pids = []
     app = make_app(lang="en", lesson="heads", state_dir=state)
     async with app.run_test(size=(80, 24)) as pilot:
-        here = next(i for i, s in enumerate(app.tour.lesson.steps) if s.view == "tiny-heads")
-        app.open_lesson("heads", here)
-        await pilot.pause()
-        screen = app.lesson_screen()
+        screen, here = await at_trained_heads(app, pilot)
         screen.action_experiment("4")  # start
         pids.append(app._training["run"].proc.pid)
         await pilot.pause(1.0)
