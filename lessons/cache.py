@@ -89,7 +89,7 @@ class Parsed:
                 pass  # not the shape we write: parse the file
         self.parsed += 1
         lesson, errors = parse_lesson(path)
-        if lesson is not None and file_key(path, raw) == f"{Path(path).name}:{lesson.digest}":
+        if lesson is not None and key == f"{Path(path).name}:{lesson.digest}":  # the bytes parsed are the bytes read
             self.entries[key], self.changed = to_data(lesson), True
             self.used.append(key)
         return lesson, errors
