@@ -5,6 +5,11 @@ Each command runs N times in a fresh process, after one warm-up run, with Python
 as in an installed app, stdout to /dev/null. The anchor runs before every command, round by round, so
 both see the same machine load; a ratio is the command's median over the anchor's median.
 Targets: `print positional` <= 1.3x the anchor, every single view <= 1.5x.
+
+`xf-tour print` asks numpy's OpenBLAS for one thread (tui/cli/printout.py); the anchor, run as a user
+runs it, starts a second one with numpy, which spins and on a busy machine takes the main thread's CPU.
+A row runs the anchor with OPENBLAS_NUM_THREADS=1 too, so that what is left of the print commands' own
+cost can be read beside it.
 """
 
 import argparse
@@ -21,25 +26,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engine.views.core import HOMES  # noqa: E402  (after the path is set; the view ids, without computing any)
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as an installed app runs
+ONE_THREAD = {**ENV, "OPENBLAS_NUM_THREADS": "1"}
 TARGETS = {"positional": 1.3, "view": 1.5}
 
 
-def once(cmd) -> float:
+def once(cmd, env=ENV) -> float:
     """Wall time of one run, in ms."""
     start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV, check=True)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
     return (time.perf_counter() - start) * 1000
 
 
 def measure(rows, anchor, runs) -> dict:
-    """name -> list of ms, the anchor's under its own name; runs interleaved round by round."""
-    for cmd in [anchor, *(cmd for _, cmd in rows)]:  # warm-up: writes the .pyc files
-        once(cmd)
-    times = {"anchor": [], **{name: [] for name, _ in rows}}
+    """name -> list of ms, the anchor's under its own name; runs interleaved round by round. A row is
+    (name, command) or (name, command, environment)."""
+    for _, cmd, *env in [("anchor", anchor), *rows]:  # warm-up: writes the .pyc files
+        once(cmd, *env)
+    times = {"anchor": [], **{row[0]: [] for row in rows}}
     for _ in range(runs):
-        for name, cmd in rows:
+        for name, cmd, *env in rows:
             times["anchor"].append(once(anchor))
-            times[name].append(once(cmd))
+            times[name].append(once(cmd, *env))
     return times
 
 
@@ -50,14 +57,14 @@ def main():
     a = parser.parse_args()
     py = sys.executable
     anchor = [py, "-c", "import numpy, rich"]
-    rows = [("xf-tour --help", [py, "-m", "tui", "--help"])]
+    rows = [("anchor, OPENBLAS_NUM_THREADS=1", anchor, ONE_THREAD), ("xf-tour --help", [py, "-m", "tui", "--help"])]
     rows += [(f"xf-tour print {v}", [py, "-m", "tui", "print", v]) for v in HOMES]
     rows += [("xf-tour print (all views)", [py, "-m", "tui", "print"]),
              ("xf-tour print --lesson attention", [py, "-m", "tui", "print", "--lesson", "attention"])]
     times = measure(rows, anchor, a.runs)
     base = statistics.median(times["anchor"])
     result = {"runs": a.runs, "anchor_ms": base, "rows": []}
-    for name, _ in rows:
+    for name, *_ in rows:
         median = statistics.median(times[name])
         view = name.removeprefix("xf-tour print ") if name.removeprefix("xf-tour print ") in HOMES else None
         target = None if view is None else TARGETS["positional" if view == "positional" else "view"]

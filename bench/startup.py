@@ -1,12 +1,14 @@
 """Where the first frame's time goes: what start-up imports, and what mounts before the first frame.
 
 Imports: the tour starts in a tmux session at 80x24 under script(1) with `python -X importtime`, opening
-at the positional lesson. Python writes its import times on stderr, the terminal the tour draws on
-(stderr is not redirected: Textual draws there too), so script(1)'s log holds them; they are read from
-the log. Listed: the modules with the largest cumulative import time, and the project's own.
-Mounts: the same app, built by make_app as the command line builds it, runs headless at 80x24
-(App.run_test) in a fresh process; it reports the time to import the app, to build it (lessons loaded),
-and to its first frame, and the widgets mounted by then, by class.
+at the positional lesson, after one start that fills its state folder (the parsed lessons, the results it
+opens on), as every start after the first finds it. Python writes its import times on stderr, the terminal
+the tour draws on (stderr is not redirected: Textual draws there too), so script(1)'s log holds them; they
+are read from the log, up to the first frame in it. Listed: the modules with the largest cumulative import time, and the project's own.
+Mounts: the same app, built as the command line builds it (lessons_for, make_app, recall), runs headless
+at 80x24 (App.run_test) in a fresh process, twice with one state folder; it reports, for the second, the
+time to import the app, to build it (lessons loaded), and to its first frame, whether that frame was drawn
+from the results the first start kept, and the widgets mounted by then, by class.
 
 Run from the repo root:  .venv/bin/python bench/startup.py [--top 15] [--json]
 (bench/tui_bench.py --startup runs it too). Needs tmux and script(1).
@@ -37,35 +39,43 @@ def imports_in_terminal(lesson="positional", ready=r"\+0\.841") -> list[dict]:
     name = "imports-" + uuid.uuid4().hex[:8]
     log = tempfile.NamedTemporaryFile(prefix="imports-", suffix=".log", delete=False).name
     state = tempfile.mkdtemp(prefix="imports-state-")
-    cmd = [PY, "-X", "importtime", "-m", "tui", "--lang", "en", "--lesson", lesson]
-    inner = (f"env -u PYTHONDONTWRITEBYTECODE XF_TOUR_STATE_DIR={shlex.quote(state)} TEXTUAL_ANIMATIONS=none "
-             f"LANG=C.UTF-8 script -qfc {shlex.quote(shlex.join(cmd))} {shlex.quote(log)}")
-    tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", inner)
-    try:
-        if wait_for(name, re.compile(ready, re.MULTILINE), timeout=30) is None:
-            raise RuntimeError(f"first frame not seen:\n{screen(name)}")
-        time.sleep(0.3)
-        text = Path(log).read_bytes().decode("utf-8", "replace")
-    finally:
-        tmux("send-keys", "-t", name, "q")
-        time.sleep(0.3)
-        tmux("kill-session", "-t", name)
-        Path(log).unlink(missing_ok=True)
+    for importtime in (False, True):  # the first start fills the state folder
+        cmd = [PY, *(["-X", "importtime"] if importtime else []), "-m", "tui", "--lang", "en", "--lesson", lesson]
+        inner = (f"env -u PYTHONDONTWRITEBYTECODE XF_TOUR_STATE_DIR={shlex.quote(state)} TEXTUAL_ANIMATIONS=none "
+                 f"LANG=C.UTF-8 script -qfc {shlex.quote(shlex.join(cmd))} {shlex.quote(log)}")
+        tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", inner)
+        try:
+            if wait_for(name, re.compile(ready, re.MULTILINE), timeout=30) is None:
+                raise RuntimeError(f"first frame not seen:\n{screen(name)}")
+            time.sleep(0.3)
+            text = Path(log).read_bytes().decode("utf-8", "replace")
+        finally:
+            tmux("send-keys", "-t", name, "q")
+            time.sleep(0.3)
+            tmux("kill-session", "-t", name)
+            Path(log).unlink(missing_ok=True)
+    frame = re.search(ready, text)  # the log holds the frame too: what is imported after it is not counted
+    text = text[:frame.start()] if frame else text
     return [{"module": m[4], "self_ms": int(m[1]) / 1000, "cumulative_ms": int(m[2]) / 1000,
              "depth": len(m[3]) // 2} for m in LINE.finditer(text)]
 
 
 def probe() -> dict:
-    """Run in a fresh process: the app headless at 80x24, the time of each phase, what is mounted."""
+    """Run in a fresh process: the app headless at 80x24, built as the command line builds it, the time of
+    each phase, what is mounted."""
     import asyncio
     from collections import Counter
+    from types import SimpleNamespace
 
     t0 = time.perf_counter()
+    from lessons.cache import RESULTS_NAME, Results
     from tui.app import make_app
+    from tui.cli.lessons import lessons_for
     t1 = time.perf_counter()
-    app = make_app(lang="en", lesson="positional", state_dir=Path(tempfile.mkdtemp(prefix="probe-state-")))
+    app = make_app(lang="en", lesson="positional", lessons=lessons_for(SimpleNamespace(), deep=False))
+    app.recall(Results(app.store.folder / RESULTS_NAME))
     t2 = time.perf_counter()
-    out = {}
+    out = {"recalled": bool(app.tour.recalled)}
 
     async def run():
         async with app.run_test(size=(80, 24)) as pilot:
@@ -87,28 +97,34 @@ def startup(top: int = 15) -> dict:
     imports = imports_in_terminal()
     roots = sorted((i for i in imports if i["depth"] == 0), key=lambda i: -i["cumulative_ms"])
     own = sorted((i for i in imports if i["module"].split(".")[0] in PROJECT), key=lambda i: -i["self_ms"])
-    mounted = subprocess.run([PY, __file__, "--probe"], capture_output=True, text=True, cwd=ROOT,
-                             env={"TEXTUAL_ANIMATIONS": "none", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
-    if mounted.returncode:
-        raise RuntimeError(mounted.stderr[-2000:])
+    env = {"TEXTUAL_ANIMATIONS": "none", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
+           "XF_TOUR_STATE_DIR": tempfile.mkdtemp(prefix="probe-state-")}
+    for _ in range(2):  # the first start fills the state folder
+        mounted = subprocess.run([PY, __file__, "--probe"], capture_output=True, text=True, cwd=ROOT, env=env)
+        if mounted.returncode:
+            raise RuntimeError(mounted.stderr[-2000:])
     return {"imports": len(imports), "import_ms": sum(i["self_ms"] for i in imports),
-            "top_level": roots[:top], "own": own[:top], "mounts": json.loads(mounted.stdout)}
+            "numpy": any(i["module"] == "numpy" for i in imports), "top_level": roots[:top], "own": own[:top],
+            "mounts": json.loads(mounted.stdout)}
 
 
 def report(result) -> str:
     """The start-up as Markdown."""
     m = result["mounts"]
     lines = [f"start-up imports (python -X importtime, a real start at 80x24): {result['imports']} modules, "
-             f"{result['import_ms']:.0f} ms in all (importtime's own overhead included). A module loaded "
+             f"{result['import_ms']:.0f} ms in all (importtime's own overhead included), numpy "
+             f"{'among them' if result['numpy'] else 'not among them'}. A module loaded "
              "through importlib.import_module (engine's lazy names) is not listed: its time is its importer's self\n",
              "| top-level import | cumulative ms |", "|---|---:|"]
     lines += [f"| {i['module']} | {i['cumulative_ms']:.1f} |" for i in result["top_level"]]
     lines += ["", "| the project's modules | self ms |", "|---|---:|"]
     lines += [f"| {i['module']} | {i['self_ms']:.1f} |" for i in result["own"]]
     classes = ", ".join(f"{name} {n}" for name, n in m["by_class"])
+    drawn = "from the results the last start kept" if m["recalled"] else "computed"
     lines += ["", f"headless at 80x24: import tui.app {1000 * m['import_app_s']:.0f} ms, make_app (lessons loaded) "
-              f"{1000 * m['make_app_s']:.0f} ms, first frame {1000 * m['first_frame_s']:.0f} ms after that; "
-              f"screens {' > '.join(m['screens'])}; {m['widgets']} widgets mounted: {classes}"]
+              f"{1000 * m['make_app_s']:.0f} ms, first frame ({drawn}) {1000 * m['first_frame_s']:.0f} ms after that "
+              f"(and what runs right after it); screens {' > '.join(m['screens'])}; {m['widgets']} widgets mounted: "
+              f"{classes}"]
     return "\n".join(lines)
 
 

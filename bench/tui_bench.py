@@ -9,7 +9,9 @@ byte the app writes, and measures:
 The bare app is a Textual app with one DataTable and numpy imported (bench/bare_app.py).
 
 The tour's first frame counts only once the step's table is on screen. Both apps run as an installed
-app does, with Python's bytecode cache on (PYTHONDONTWRITEBYTECODE is removed), after one warm-up run.
+app does, with Python's bytecode cache on (PYTHONDONTWRITEBYTECODE is removed), after one warm-up run. The
+tour's state folder is shared by its runs, as a learner's is: a start finds the lessons parsed, and the
+results of the step it opens on if a start before opened or quit there (lessons.cache.Results).
 
 Run from the repo root:  .venv/bin/python bench/tui_bench.py [--runs 5] [--presses 12] [--walk] [--startup] [--json]
 --walk adds the whole tour: every step of every lesson, every experiment key (bench/tour_walk.py);

@@ -11,10 +11,13 @@ The weights are one flat dict:
                        i.norm2 [d_model]  i.wg i.wu [d_model, d_ff]  i.wd [d_ff, d_model]  (SwiGLU FFN)
 """
 
+import functools
+import math
+
 import numpy as np
 
-from .ops import attention, merge_heads, rms_norm, silu, split_heads
-from .positions import rope_tables, rotate_pairs
+from .ops import causal_mask, merge_heads, silu, split_heads
+from .positions import rope_tables
 
 
 def n_layers(w) -> int:
@@ -24,6 +27,56 @@ def n_layers(w) -> int:
 def dense(x, m):  # [..., n_in], [n_in, n_out] -> [..., n_out]
     """x @ m as one 2-D matrix product: numpy runs a 3-D one as a loop of small products, several times slower."""
     return (x.reshape(-1, x.shape[-1]) @ m).reshape(*x.shape[:-1], m.shape[1])
+
+
+# ops.rms_norm, positions.rotate_pairs and ops.attention as training needs them, thousands of times a run: the same
+# sums in fewer numpy calls. numpy's reductions over a short last axis loop row by row, and so do RoPE's
+# strided even/odd writes; the textbook versions in ops.py and positions.py are the ones to read.
+
+def rms_norm(x, w, eps=1e-5):  # [..., d], [d] -> [..., d]
+    """ops.rms_norm, the mean of squares as a product with a vector of 1/d."""
+    ms = dense(x * x, np.full((x.shape[-1], 1), 1.0 / x.shape[-1], x.dtype))  # [..., 1]
+    return x / np.sqrt(ms + eps) * w
+
+
+@functools.lru_cache(maxsize=64)
+def rope_turns(n_seq, head_dim, n_head, dtype):  # -> [n_seq, n_head * head_dim] complex, read-only
+    """cos + i sin of positions.rope_tables for every pair of q and then of k, head by head."""
+    cos, sin = rope_tables(np.arange(n_seq), head_dim)  # [n_seq, head_dim // 2]
+    turns = np.tile(cos + 1j * sin, 2 * n_head).astype(np.result_type(dtype, np.complex64))
+    turns.flags.writeable = False
+    return turns
+
+
+def turn_pairs(x, turns):  # [..., 2 n], [..., n] complex -> [..., 2 n]
+    """positions.rotate_pairs with each pair (x_2i, x_2i+1) read as the complex number x_2i + i x_2i+1 and
+    turned by one complex product; conj(turns) turns back."""
+    return (x.view(turns.dtype) * turns).view(x.dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def cached_mask(n_seq, dtype):  # -> [n_seq, n_seq], read-only
+    """ops.causal_mask, made once per length."""
+    mask = causal_mask(n_seq, dtype=dtype)
+    mask.flags.writeable = False
+    return mask
+
+
+def causal_attention(q, k, v):  # [B, H, T, hd] x3 -> [B, H, T, hd], [B, H, T, T]
+    """ops.attention(q, k, v, causal=True). The row max is T - 1 np.maximum over whole columns and the row
+    sum a product with ones; no row is fully masked, since every query sees key 0. The output is laid out
+    [B, T, H, hd] in memory, so that merge_heads needs no copy."""
+    *lead, n_head, T, head_dim = q.shape
+    s = q @ np.swapaxes(k, -1, -2)  # [B, H, T, T]
+    s /= math.sqrt(head_dim)
+    s += cached_mask(T, s.dtype)
+    m = s[..., :1].copy()
+    for j in range(1, T):
+        np.maximum(m, s[..., j:j + 1], out=m)
+    p = np.exp(s - m)
+    p /= (p @ np.ones(T, p.dtype))[..., None]
+    out = np.swapaxes(np.empty((*lead, T, n_head, v.shape[-1]), p.dtype), -3, -2)
+    return np.matmul(p, v, out=out), p
 
 
 def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids [B, T] -> logits [B, T, n_vocab]
@@ -37,18 +90,20 @@ def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids
     B, T = ids.shape
     d = w["embed"].shape[1]
     dtype = w["embed"].dtype
-    cos, sin = rope_tables(np.arange(T), d // n_head, dtype=dtype)  # [T, head_dim // 2]
-    cos2, sin2 = np.tile(cos, 2 * n_head), np.tile(sin, 2 * n_head)  # [T, d_model]: q then k, head by head
+    turns = rope_turns(T, d // n_head, n_head, dtype)  # [T, d_model] complex: q's pairs, then k's
     x = w["embed"][ids]  # [B, T, d_model]
     layers, attn, stream = [], [], [x]
     for i in range(n_layers(w)):
         x_in = x
         h = rms_norm(x, w[f"{i}.norm1"])
-        qkv = dense(h, np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"], w[f"{i}.wv"]], 1))  # [B, T, 3 d_model]
-        qk = rotate_pairs(qkv[..., : 2 * d], cos2, sin2)  # RoPE on q and k at once, still one row per token
-        q, k, v = (split_heads(qkv[..., j * d:(j + 1) * d], n_head) for j in range(3))  # [B, n_head, T, head_dim]
+        # q and k as one product, v as another: numpy runs an elementwise operation on a column slice
+        # (part of each row) row by row, several times slower than on a whole array
+        qk0 = dense(h, np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1))  # [B, T, 2 d_model]
+        v = split_heads(dense(h, w[f"{i}.wv"]), n_head)  # [B, n_head, T, head_dim]
+        qk = turn_pairs(qk0, turns)  # RoPE on q and k at once, still one row per token
+        q, k = split_heads(qk0[..., :d], n_head), split_heads(qk0[..., d:], n_head)
         qr, kr = split_heads(qk[..., :d], n_head), split_heads(qk[..., d:], n_head)
-        o, p = attention(qr, kr, v, causal=True)  # [B, n_head, T, head_dim], [B, n_head, T, T]
+        o, p = causal_attention(qr, kr, v)  # [B, n_head, T, head_dim], [B, n_head, T, T]
         if head_mask is not None:
             o = o * head_mask[i][:, None, None].astype(dtype)
         heads = merge_heads(o)  # [B, T, d_model]
@@ -56,9 +111,7 @@ def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids
         x = x + out if residual else out
         x_mid = x
         h2 = rms_norm(x, w[f"{i}.norm2"])
-        f = w[f"{i}.wg"].shape[1]
-        gu = dense(h2, np.concatenate([w[f"{i}.wg"], w[f"{i}.wu"]], 1))  # [B, T, 2 d_ff]
-        gate, up = gu[..., :f], gu[..., f:]
+        gate, up = dense(h2, w[f"{i}.wg"]), dense(h2, w[f"{i}.wu"])  # [B, T, d_ff] each: two whole arrays, as q k | v
         m = silu(gate) * up
         out = dense(m, w[f"{i}.wd"])
         x = x + out if residual else out
@@ -70,5 +123,5 @@ def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids
     hf = rms_norm(x, w["norm_f"])
     logits = dense(hf, w["head"])  # [B, T, n_vocab]
     if keep is not None:
-        keep.update(layers=layers, x_out=x, hf=hf, attn=attn, residual=stream, cos=cos, sin=sin, ids=ids)
+        keep.update(layers=layers, x_out=x, hf=hf, attn=attn, residual=stream, turns=turns, ids=ids)
     return logits

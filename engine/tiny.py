@@ -12,8 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import corpus, llama
-from .ops import merge_heads, split_heads
-from .positions import rotate_pairs
+from .ops import split_heads
 
 EPS = 1e-5
 F32 = np.float32
@@ -59,6 +58,17 @@ def init(cfg: TrainedLlamaConfig, seed: int) -> dict[str, np.ndarray]:
     return w
 
 
+def shapes(cfg: TrainedLlamaConfig) -> dict[str, tuple[int, ...]]:
+    """Every weight's shape, as init draws it: load checks a file against these without drawing (numpy.random
+    costs a print of a tiny-* view about 8 ms)."""
+    d, f, v = cfg.d_model, cfg.d_ff, cfg.n_vocab
+    out = {"embed": (v, d), "norm_f": (d,), "head": (d, v)}
+    for i in range(cfg.n_layer):
+        out.update({f"{i}.norm1": (d,), f"{i}.wq": (d, d), f"{i}.wk": (d, d), f"{i}.wv": (d, d), f"{i}.wo": (d, d),
+                    f"{i}.norm2": (d,), f"{i}.wg": (d, f), f"{i}.wu": (d, f), f"{i}.wd": (f, d)})
+    return out
+
+
 def n_params(w) -> int:
     return sum(a.size for a in w.values())
 
@@ -66,12 +76,13 @@ def n_params(w) -> int:
 # --- the backward pass of llama.forward ------------------------------------------------------
 
 def rms_back(dy, x, g):  # [N, d] x2, [d] -> the gradient through rms_norm(x, g): dx [N, d], dg [d]
-    mean = np.full(x.shape[-1], 1.0 / x.shape[-1], x.dtype)  # row means as products: numpy's reduction over
-    r = 1.0 / np.sqrt((x * x) @ mean + EPS)[:, None]  # [N, 1]     a short last axis is a slow loop per row
-    xr = x * r  # the normalised x
-    u = dy * g
-    dx = r * (u - xr * ((xr * u) @ mean)[:, None])
-    return dx, np.ones(len(x), x.dtype) @ (dy * xr)
+    """y = x r g with r = 1 / sqrt(mean(x^2) + eps), so dx = (dy g - x r^2 (x dy . g) / d) r and dg = sum(dy x r).
+    Row sums are products: numpy's reductions over a short last axis loop row by row."""
+    d = x.shape[-1]
+    r = 1.0 / np.sqrt((x * x) @ np.full(d, 1.0 / d, x.dtype) + EPS)  # [N]
+    xdy = x * dy
+    k = (r * r * (1.0 / d)) * (xdy @ g)  # [N]
+    return (dy * g - x * k[:, None]) * r[:, None], r @ xdy
 
 
 def loss_and_grads(w, cfg: TrainedLlamaConfig, ids):
@@ -82,62 +93,62 @@ def loss_and_grads(w, cfg: TrainedLlamaConfig, ids):
     keep = {}
     logits = llama.forward(w, ids[:, :-1], cfg.n_head, keep=keep)
     B, T, V = logits.shape
+    dt = logits.dtype  # float32 in training; float64 in the gradient check
     d, H = cfg.d_model, cfg.n_head
     targets = ids[:, 1:].reshape(-1)
-    valid = (targets != corpus.INDEX[corpus.PAD]).astype(F32)
+    valid = (targets != corpus.INDEX[corpus.PAD]).astype(dt)
     n = float(valid.sum())
     z = logits.reshape(-1, V)
     z = z - z.max(-1, keepdims=True)
     e = np.exp(z)
-    s = e.sum(-1, keepdims=True)
+    s = e @ np.ones(V, dt)  # [B*T]: the row sums, as a product
     rows = np.arange(B * T)
-    loss = float(-((z[rows, targets] - np.log(s[:, 0])) * valid).sum() / n)
+    loss = float(-((z[rows, targets] - np.log(s)) * valid).sum() / n)
 
     def rows2(a):  # [..., n] -> [B*T, n]
         return a.reshape(B * T, a.shape[-1])
 
     g = {}
-    dlogits = e / s  # [B*T, V]: softmax, minus one at the target, over n
-    dlogits[rows, targets] -= 1.0
-    dlogits *= (valid * (1.0 / n))[:, None]
+    per_row = valid * (1.0 / n)  # [B*T]: each real target's share of the mean
+    dlogits = e * (per_row / s)[:, None]  # [B*T, V]: (softmax minus one at the target) over n
+    dlogits[rows, targets] -= per_row
     g["head"] = rows2(keep["hf"]).T @ dlogits
     dx, g["norm_f"] = rms_back(dlogits @ w["head"].T, rows2(keep["x_out"]), w["norm_f"])  # [B*T, d]
-    cos2, sin2 = np.tile(keep["cos"], (B, 2 * H)), np.tile(keep["sin"], (B, 2 * H))  # [B*T, 2d], as forward's
+    # [T, d] complex: RoPE turned back, times the scores' 1/sqrt(hd), for the gradients of q and k at once
+    back = np.conj(keep["turns"]) * (1.0 / math.sqrt(d // H))
     for i in reversed(range(cfg.n_layer)):
         c = keep["layers"][i]
         # feed-forward
-        f = c["gate"].shape[-1]
         g[f"{i}.wd"] = rows2(c["m"]).T @ dx
         dm = dx @ w[f"{i}.wd"].T  # [B*T, f]
-        gate, up = rows2(c["gate"]), rows2(c["up"])
+        gate, up, h2 = rows2(c["gate"]), rows2(c["up"]), rows2(c["h2"])
         sg = 1.0 / (1.0 + np.exp(-gate))
-        dgu = np.empty((B * T, 2 * f), F32)  # d gate | d up, for one product each way
-        np.multiply(dm * up * sg, 1.0 + gate * (1.0 - sg), out=dgu[:, :f])
-        np.multiply(dm * gate, sg, out=dgu[:, f:])
-        wgu = np.concatenate([w[f"{i}.wg"], w[f"{i}.wu"]], 1)
-        ggu = rows2(c["h2"]).T @ dgu
-        g[f"{i}.wg"], g[f"{i}.wu"] = ggu[:, :f], ggu[:, f:]
-        dxn, g[f"{i}.norm2"] = rms_back(dgu @ wgu.T, rows2(c["x_mid"]), w[f"{i}.norm2"])
+        dup = dm * gate * sg  # m = silu(gate) up, silu(gate) = gate sg, silu' = sg (1 + gate (1 - sg))
+        dgate = dm * up * sg * (1.0 + gate * (1.0 - sg))
+        g[f"{i}.wg"], g[f"{i}.wu"] = h2.T @ dgate, h2.T @ dup
+        dh2 = dgate @ w[f"{i}.wg"].T + dup @ w[f"{i}.wu"].T
+        dxn, g[f"{i}.norm2"] = rms_back(dh2, rows2(c["x_mid"]), w[f"{i}.norm2"])
         dx = dx + dxn
         # attention
         p, v = c["p"], c["v"]
         g[f"{i}.wo"] = rows2(c["heads"]).T @ dx
         do = split_heads((dx @ w[f"{i}.wo"].T).reshape(B, T, d), H)  # [B, H, T, hd]
         dp = do @ np.swapaxes(v, -1, -2)
-        dv = np.swapaxes(p, -1, -2) @ do
-        ds = p * (dp - ((dp * p) @ np.ones(T, F32))[..., None]) * (1.0 / math.sqrt(d // H))  # a row sum, as a product
-        dqkv = np.empty((B * T, 3 * d), F32)  # d q | d k | d v, token by token, as forward's qkv
-        dqk = np.empty((B * T, 2 * d), F32)
-        dqk[:, :d] = merge_heads(ds @ c["kr"]).reshape(B * T, d)
-        dqk[:, d:] = merge_heads(np.swapaxes(ds, -1, -2) @ c["qr"]).reshape(B * T, d)
-        dqkv[:, : 2 * d] = rotate_pairs(dqk, cos2, -sin2)  # RoPE turned back
-        dqkv[:, 2 * d:] = merge_heads(dv).reshape(B * T, d)
-        wqkv = np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"], w[f"{i}.wv"]], 1)
-        gqkv = rows2(c["h"]).T @ dqkv
-        g[f"{i}.wq"], g[f"{i}.wk"], g[f"{i}.wv"] = gqkv[:, :d], gqkv[:, d:2 * d], gqkv[:, 2 * d:]
-        dxn, g[f"{i}.norm1"] = rms_back(dqkv @ wqkv.T, rows2(c["x_in"]), w[f"{i}.norm1"])
+        ds = p * (dp - ((dp * p) @ np.ones(T, dt))[..., None])  # a row sum as a product; 1/sqrt(hd) is in back
+        dqk = np.empty((B, T, 2 * d), dt)  # d q | d k, as forward's qk; each head written straight into its columns
+        np.matmul(ds, c["kr"], out=split_heads(dqk[..., :d], H))
+        np.matmul(np.swapaxes(ds, -1, -2), c["qr"], out=split_heads(dqk[..., d:], H))
+        dqk = llama.turn_pairs(dqk, back).reshape(B * T, 2 * d)  # RoPE turned back
+        dv = np.empty((B, T, d), dt)
+        np.matmul(np.swapaxes(p, -1, -2), do, out=split_heads(dv, H))
+        dv = dv.reshape(B * T, d)
+        h, wqk = rows2(c["h"]), np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1)
+        gqk = h.T @ dqk
+        g[f"{i}.wq"], g[f"{i}.wk"], g[f"{i}.wv"] = gqk[:, :d], gqk[:, d:], h.T @ dv
+        dxn, g[f"{i}.norm1"] = rms_back(dqk @ wqk.T + dv @ w[f"{i}.wv"].T, rows2(c["x_in"]), w[f"{i}.norm1"])
         dx = dx + dxn
-    seen = (ids[:, :-1].reshape(-1, 1) == np.arange(V)).astype(F32)  # [B*T, V]: which token each row embeds
+    seen = np.zeros((B * T, V), dt)  # [B*T, V]: which token each row embeds
+    seen[rows, ids[:, :-1].reshape(-1)] = 1.0
     g["embed"] = seen.T @ dx
     return loss, g
 
@@ -153,22 +164,32 @@ def lr_at(step: int, cfg: TrainedLlamaConfig) -> float:
 
 
 class Adam:
+    """Adam on one flat float32 buffer: init moves w's arrays into it (w keeps its keys, each a view of its
+    slice), so that each step is a handful of whole-buffer operations instead of a handful per weight."""
+
     def __init__(self, w, b1=0.9, b2=0.99, eps=1e-8):
-        self.m = {k: np.zeros_like(a) for k, a in w.items()}
-        self.v = {k: np.zeros_like(a) for k, a in w.items()}
+        self.keys = list(w)
+        self.flat = np.concatenate([a.ravel() for a in w.values()])
+        at = 0
+        for k, a in w.items():
+            w[k] = self.flat[at:at + a.size].reshape(a.shape)
+            at += a.size
+        self.m, self.v = np.zeros_like(self.flat), np.zeros_like(self.flat)
         self.b1, self.b2, self.eps, self.t = b1, b2, eps, 0
 
-    def step(self, w, g, lr: float, clip: float) -> float:
-        """One update with gradients clipped to a global norm; returns the norm before clipping."""
-        norm = math.sqrt(sum(float(np.sum(a * a)) for a in g.values()))
-        scale = min(1.0, clip / (norm + 1e-12))
+    def step(self, g, lr: float, clip: float) -> float:
+        """One update of the weights given to init, with gradients clipped to a global norm; returns the norm
+        before clipping."""
+        gk = np.concatenate([g[k].ravel() for k in self.keys])
+        norm = math.sqrt(float(gk @ gk))
+        gk *= min(1.0, clip / (norm + 1e-12))
         self.t += 1
         c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-        for k, a in w.items():
-            gk = g[k] * scale
-            self.m[k] = self.b1 * self.m[k] + (1 - self.b1) * gk
-            self.v[k] = self.b2 * self.v[k] + (1 - self.b2) * gk * gk
-            a -= (lr / c1) * self.m[k] / (np.sqrt(self.v[k] * (1.0 / c2)) + self.eps)
+        self.m *= self.b1
+        self.m += (1 - self.b1) * gk
+        self.v *= self.b2
+        self.v += (1 - self.b2) * gk * gk
+        self.flat -= (lr / c1) * self.m / (np.sqrt(self.v * (1.0 / c2)) + self.eps)
         return norm
 
 
@@ -209,11 +230,11 @@ def evaluate(w, cfg: TrainedLlamaConfig, sentences) -> dict:
 
 def head_entropies(attn, valid) -> list[list[float]]:
     """Mean attention entropy of each head, over the real query positions after the first."""
+    rows = valid.copy()
+    rows[:, 0] = False  # position 0 sees only itself
     out = []
     for p in attn:  # [B, H, T, T]
-        ent = -(p * np.log(np.where(p > 0, p, 1.0))).sum(-1)  # [B, H, T]
-        rows = valid.copy()
-        rows[:, 0] = False  # position 0 sees only itself
+        ent = -(p * np.log(np.where(p > 0, p, 1.0))) @ np.ones(p.shape[-1], p.dtype)  # [B, H, T]: row sums
         out.append([float(ent[:, h][rows].mean()) for h in range(p.shape[1])])
     return out
 
@@ -250,7 +271,7 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
             sentences = corpus.draw_ids(rng, TRAIN_CHUNK * cfg.batch, "train").ids
         at = step % TRAIN_CHUNK * cfg.batch
         loss, g = loss_and_grads(w, cfg, sentences[at:at + cfg.batch])
-        adam.step(w, g, lr_at(step, cfg), cfg.clip)
+        adam.step(g, lr_at(step, cfg), cfg.clip)
         done = step + 1
         if on_step is not None:
             on_step(step, loss, w)
@@ -305,7 +326,7 @@ def load(path=SHIPPED):
         meta = json.loads(str(data["__manifest__"]))
         w = {k: data[k].astype(F32) for k in data.files if k != "__manifest__"}
     cfg = TrainedLlamaConfig(**meta["config"])
-    expected = init(cfg, 0)
-    if set(w) != set(expected) or any(w[k].shape != expected[k].shape for k in w):
+    expected = shapes(cfg)
+    if set(w) != set(expected) or any(w[k].shape != expected[k] for k in w):
         raise ValueError(f"{path}: the weights do not match their manifest's config")
     return w, cfg, meta

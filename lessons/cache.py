@@ -1,31 +1,38 @@
-"""What the tour remembers about lesson files between runs, keyed by each file's name and the hash of its
-bytes: the lessons parsed (Parsed), and the files that passed the deep check (lessons.check.Checked).
+"""What the tour remembers between runs: about lesson files, keyed by each file's name and the hash of its
+bytes, the lessons parsed (Parsed) and the files that passed the deep check (lessons.check.Checked); and the
+results of the steps a tour opens on (Results).
 
-A file is read and checked again whenever it changes, and every file whenever the engine's or the
-loader's code does (code_stamp). The caches are JSON files in the state folder, each written atomically;
-one that cannot be read, or is not ours, counts as empty and is written anew.
+A file is read and checked again whenever it changes, and every file and result whenever the engine's or
+the loader's code or data does (code_stamp). The caches are JSON files in the state folder, each written
+atomically; one that cannot be read, or is not ours, counts as empty and is written anew.
 """
 
+import functools
 import hashlib
 import json
 import os
 import tempfile
 from pathlib import Path
 
-from engine.views import Tr
+from engine.views import Column, Fact, Result, Table, Tr, get_view
 
 from .loader import MAX_FILE_BYTES, Experiment, Lesson, Step, parse_lesson
 
 PARSED_NAME = "parsed-lessons.json"
+RESULTS_NAME = "opening-results.json"
 KEEP = 64  # entries kept beyond the files of the last load: the shipped lessons and a learner's own, both
+KEEP_RESULTS = 16  # runs kept: the steps the last starts opened on and quit at (a few KB each)
 _CODE = (Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "engine")
 
 
+@functools.cache
 def code_stamp() -> str:
-    """What a cached verdict depends on besides the file: the engine's and the lessons package's code, by each
-    file's size and time (a stat each, no read)."""
-    files = sorted(p for folder in _CODE for p in folder.rglob("*.py"))
-    return hashlib.sha256(repr([(str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files]).encode()).hexdigest()
+    """What a cached verdict depends on besides the file: the engine's and the lessons package's code and data
+    (the trained weights), by each file's size and time (a stat each, no read). Once a process: the code it
+    runs is the code it started with."""
+    files = sorted(p for folder in _CODE for p in folder.rglob("*") if "__pycache__" not in p.parts and p.is_file())
+    stats = [(str(p), (st := p.stat()).st_size, st.st_mtime_ns) for p in files]
+    return hashlib.sha256(repr(stats).encode()).hexdigest()
 
 
 def file_key(path: Path, raw: bytes) -> str:
@@ -127,3 +134,79 @@ def from_data(data: dict, path: Path, key: str) -> Lesson:
                                    x["action"]) for x in data["experiments"])
     return Lesson(data["id"], data["order"], Tr(*data["title"]), steps, experiments,
                   tuple(Tr(*p) for p in data["pitfalls"]), path, key.split(":", 1)[1])
+
+
+# --- the results of the steps a tour opens on ---------------------------------------------
+
+class Results:
+    """What the steps a tour opened on, or quit at, computed, by view and settings: the next start draws its
+    first frame from them without importing numpy, and computes them again right after (tui.tour.Tour.recall).
+    Each keeps the names of its view's settings and whether the view names engine code, which the footer
+    needs before the view is imported."""
+
+    def __init__(self, path: Path | None):
+        self.path, self.stamp = path, code_stamp()
+        self.entries, self.changed = read_json(path, self.stamp), False
+
+    def recall(self, view_id: str, settings: dict) -> tuple[Result, tuple, bool] | None:
+        """(the result, its view's parameter names, whether the view names code) kept for these settings."""
+        entry = self.entries.get(run_key(view_id, settings))
+        try:
+            return result_from(entry["result"]), tuple(entry["names"]), bool(entry["code"])
+        except (KeyError, TypeError, ValueError, AttributeError):  # none, or not the shape we write
+            return None
+
+    def keep(self, view_id: str, settings: dict, result: Result) -> None:
+        """Keep a result computed at these settings; save() writes it."""
+        try:
+            data = result_data(result)
+        except TypeError:  # a value JSON cannot hold as it is: computed each time
+            return
+        view, key = get_view(view_id), run_key(view_id, settings)
+        entry = {"names": [p.name for p in view.params], "code": bool(view.sources), "result": data}
+        if self.entries.get(key) != entry:
+            self.entries = {key: entry, **{k: v for k, v in self.entries.items() if k != key}}
+            self.changed = True
+
+    def save(self) -> bool:
+        """Write the results if one was kept anew; the latest KEEP_RESULTS."""
+        if not self.changed:
+            return False
+        self.changed = False
+        return write_json(self.path, self.stamp, dict(list(self.entries.items())[:KEEP_RESULTS]))
+
+
+def run_key(view_id: str, settings: dict) -> str:
+    """A run's key: the view and its settings, in name order."""
+    return f"{view_id}:{sorted(settings.items())!r}"
+
+
+def _value(value):
+    """A cell, fact or setting as JSON data: a text in both languages tagged, others as they are."""
+    if isinstance(value, Tr):
+        return {"tr": _tr(value)}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"not kept: {type(value).__name__}")
+
+
+def _read_value(data):
+    return Tr(*data["tr"]) if isinstance(data, dict) else data
+
+
+def result_data(result: Result) -> dict:
+    """A view's result as JSON data; TypeError if a value is not one JSON holds as it is."""
+    tables = [{"key": t.key, "title": _tr(t.title), "columns": [[c.key, _tr(c.label), c.fmt] for c in t.columns],
+               "rows": [[_value(v) for v in row] for row in t.rows], "heat": t.heat,
+               "note": None if t.note is None else _tr(t.note)} for t in result.tables]
+    return {"view": result.view, "params": {k: _value(v) for k, v in result.params.items()}, "tables": tables,
+            "facts": [[f.key, _tr(f.label), _value(f.value), f.fmt] for f in result.facts]}
+
+
+def result_from(data: dict) -> Result:
+    """The result result_data() wrote."""
+    tables = tuple(Table(t["key"], Tr(*t["title"]), tuple(Column(k, Tr(*label), fmt) for k, label, fmt in t["columns"]),
+                         tuple(tuple(map(_read_value, row)) for row in t["rows"]), t["heat"],
+                         None if t["note"] is None else Tr(*t["note"])) for t in data["tables"])
+    facts = tuple(Fact(key, Tr(*label), _read_value(value), fmt) for key, label, value, fmt in data["facts"])
+    return Result(data["view"], {k: _read_value(v) for k, v in data["params"].items()}, tables, facts)

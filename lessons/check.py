@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from engine.errors import EngineError
-from engine.views import VIEWS, Tr
+from engine.views import Tr, get_view
 
 from .cache import code_stamp, read_json, write_json
 from .loader import LANGS, Lesson, LessonError, Step, applies, cut
@@ -67,7 +67,7 @@ def check_deep(lesson: Lesson, steps=None) -> list[LessonError]:
                     continue
                 at = " (at " + ", ".join(f"{k}={v}" for k, v in overrides.items()) + ")" if overrides else ""
                 try:
-                    result = VIEWS[step.view].run({**base, **overrides})
+                    result = get_view(step.view).run({**base, **overrides})
                 except EngineError as e:
                     keys = ",".join(x.key for x in lesson.experiments if x.param in overrides)
                     err(step, f"the engine refuses it: {e.en}", "choose values the view accepts",

@@ -7,12 +7,11 @@ author sees them at once. See lessons/README.md for the format.
 
 import hashlib
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import EngineError
-from engine.views import VIEWS, Tr
+from engine.views import Tr, get_view
 
 from .template import UNSAFE, placeholders, printable, structure_problems
 
@@ -147,7 +146,7 @@ class _Checker:
 
     def view_params(self, view_id, params, fld):
         """Check each parameter is one the view takes and a value it accepts; return them typed."""
-        view = VIEWS.get(view_id)
+        view = _views().get(view_id)
         if view is None:
             return {}
         if not isinstance(params, dict):
@@ -164,6 +163,8 @@ class _Checker:
 
 def parse_lesson(path: Path) -> tuple[Lesson | None, list[LessonError]]:
     """Read one file; return the lesson (None if it cannot be built) and the problems found."""
+    import tomllib  # here, not at the top: a start that finds its lessons in the cache never parses one
+
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -227,7 +228,7 @@ def _steps(c: _Checker, raw):
     if not isinstance(raw, list) or not raw:
         c.error("a lesson needs at least one step", "add a [[steps]] table", "steps")
         return []
-    steps, seen = [], set()
+    steps, seen, known = [], set(), _views()
     for i, s in enumerate(raw):
         if not isinstance(s, dict):
             c.error(f"a step must be a table, got {_shown(s)}", "write each step as [[steps]]", f"steps[{i}]")
@@ -242,8 +243,8 @@ def _steps(c: _Checker, raw):
         c.keys(s, STEP_KEYS, "")
         title, text = c.text(s, "title"), c.text(s, "text")
         view = s.get("view")
-        if not isinstance(view, str) or view not in VIEWS:
-            c.error(f"unknown view {_shown(view)}", f"use one of: {', '.join(VIEWS)}", "view")
+        if not isinstance(view, str) or view not in known:
+            c.error(f"unknown view {_shown(view)}", f"use one of: {', '.join(known)}", "view")
             view = None
         params = c.view_params(view, s.get("params", {}), "params")
         compare = c.view_params(view, s["compare"], "compare") if "compare" in s else None
@@ -276,7 +277,7 @@ def _experiments(c: _Checker, raw, steps):
     if not isinstance(raw, list):
         c.error("must be an array of tables", "write each as [[experiments]]", "experiments")
         return []
-    experiments, keys = [], set()
+    experiments, keys, known = [], set(), _views()
     for i, e in enumerate(raw):
         fld = f"experiments[{i}]."
         if not isinstance(e, dict):
@@ -311,7 +312,7 @@ def _experiments(c: _Checker, raw, steps):
             c.error(f"param must be the name of a setting, got {_shown(param)}", 'write param = "NAME"',
                     fld + "param")
             param = None
-        views = sorted({s.view for s in steps if s.view in VIEWS and param in {p.name for p in VIEWS[s.view].params}})
+        views = sorted({s.view for s in steps if s.view in known and param in {p.name for p in known[s.view].params}})
         if param is not None and not views:
             c.error(f"no step of this lesson shows a view that takes {param!r}",
                     "name a parameter of one of the lesson's views (see `xf-tour views`)", fld + "param")
@@ -322,7 +323,7 @@ def _experiments(c: _Checker, raw, steps):
         for v in values:
             for view_id in views:
                 try:
-                    value = VIEWS[view_id].param(param).parse(v)
+                    value = known[view_id].param(param).parse(v)
                 except EngineError as err:
                     c.error(err.en, f"choose values that {view_id!r} accepts", fld + "values")
                     break
@@ -332,12 +333,31 @@ def _experiments(c: _Checker, raw, steps):
     return experiments
 
 
-def applies(experiment: Experiment, step: Step) -> bool:
+def applies(experiment: Experiment, step: Step, names=None) -> bool:
     """Whether an experiment's key can change this step: its view takes the parameter, or it is an action
-    whose view this is."""
+    whose view this is. `names`: the view's parameters, when they are known without the view (Tour.recall)."""
     if experiment.action is not None:
         return step.view in ACTION_VIEWS.get(experiment.action, ())
-    return experiment.param in {p.name for p in VIEWS[step.view].params} if step.view in VIEWS else False
+    if names is None:
+        view = view_of(step.view)
+        names = () if view is None else {p.name for p in view.params}
+    return experiment.param in names
+
+
+def view_of(view_id):
+    """The view with this id, or None for an unknown one. Only the topic module that defines it is imported:
+    a start that finds its lessons in the cache (lessons/cache.py) imports the views it shows, not all."""
+    try:
+        return get_view(view_id)
+    except EngineError:
+        return None
+
+
+def _views() -> dict:
+    """Every view, by id: what parsing a lesson checks its steps against. Imported on first use, for the
+    reason view_of() gives."""
+    from engine.views import VIEWS
+    return VIEWS
 
 
 def _check_hints(c: _Checker, steps, experiments) -> None:

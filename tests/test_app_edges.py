@@ -59,7 +59,7 @@ async def test_clicks_outside_the_palette_close_it_and_only_it(state, times):
         assert app.get_widget_at(2, 23)[0] is app.screen  # the bottom row is the palette's background
         raw_clicks(app, 2, 23, times)
         await pilot.pause()
-        assert [type(s) for s in app.screen_stack][1:] == [LessonScreen]
+        assert [type(s) for s in app.screen_stack] == [LessonScreen]
         await pilot.press("n")
         assert app.tour.step_index == 1 and app._exception is None
 
@@ -117,7 +117,7 @@ async def test_keys_typed_while_the_workbench_opens_twice_wait_for_it(state):
         await pilot.pause()
         raw_keys(app, "w", "escape", "w", "escape")
         await settled(pilot)
-        assert [type(s) for s in app.screen_stack][1:] == [LessonScreen] and app._exception is None
+        assert [type(s) for s in app.screen_stack] == [LessonScreen] and app._exception is None
         await pilot.press("n")
         assert app.tour.step_index == 1
 
@@ -241,3 +241,114 @@ def test_ctrl_c_as_a_signal_while_the_tour_runs_quits_saving(state, monkeypatch)
     headless(monkeypatch, script)
     assert tour_command(monkeypatch, state, "--lang", "en", "--lesson", "params") == 0
     assert json.loads((state / "progress.json").read_text())["step"] == 2
+
+
+# --- what a start loads before the first frame --------------------------------------------------------
+
+def run_python(code: str, env: dict) -> str:
+    """Run `code` in a fresh interpreter at the repository root; its stdout."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"} | env
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_a_start_after_the_first_lays_out_its_step_without_numpy(tmp_path):
+    """A start as the command line makes it. The first parses every lesson file and computes its step, which it
+    keeps; the next reads no TOML (the lessons parsed are recalled) and lays out its whole first page without
+    importing numpy or any topic of views (the step's results are recalled), as its first frame does."""
+    code = ("import sys\nfrom types import SimpleNamespace\nfrom lessons.cache import RESULTS_NAME, Results\n"
+            "from tui import page\nfrom tui.app import make_app\nfrom tui.cli.lessons import lessons_for\n"
+            "app = make_app(lang='en', lesson='positional', lessons=lessons_for(SimpleNamespace(), deep=False))\n"
+            "app.recall(Results(app.store.folder / RESULTS_NAME))\n"
+            "page.build(app.tour, 80, lit=app.tour.takes)\n"
+            "print('numpy' in sys.modules, *sorted(m for m in sys.modules if m.startswith('engine.views.')\n"
+            "                                      or m == 'tomllib'))\n"
+            "app.tour.confirm()\napp.keep_results()\n")
+    env = {"XF_TOUR_STATE_DIR": str(tmp_path), "LANG": "C.UTF-8"}
+    first = run_python(code, env).split()
+    assert first[0] == "True" and "tomllib" in first and "engine.views.positions" in first
+    assert run_python(code, env).split() == ["False", "engine.views.core"]
+
+
+@pytest.mark.parametrize("given, used", [(None, "1"), ("2", "2")])
+def test_the_tour_asks_numpy_for_one_blas_thread_unless_told_otherwise(tmp_path, given, used):
+    """The views' products are small: a second BLAS thread, started with numpy, only spins, and on a busy
+    machine slows the start. The tour sets OPENBLAS_NUM_THREADS=1 before numpy loads, as print and train do,
+    and keeps a value the user gave. (Without a terminal the tour then refuses to start: exit status 2.)"""
+    code = ("import os\nfrom tui.cli import main\nstatus = main(['--lesson', 'positional'])\n"
+            "print(status, os.environ.get('OPENBLAS_NUM_THREADS'))")
+    env = {"XF_TOUR_STATE_DIR": str(tmp_path), "LANG": "C.UTF-8"} | ({} if given is None else
+                                                                     {"OPENBLAS_NUM_THREADS": given})
+    assert run_python(code, env).split() == ["2", used]
+
+
+def shown(app) -> list:
+    """What the lesson screen's parts show: each part's text and styles."""
+    screen = app.lesson_screen()
+    return [(part.plain, part.spans) for part in (screen.query_one(f"#{w}").content
+                                                  for w in ("title", "page", "message", "keys"))]
+
+
+def test_a_start_draws_its_first_frame_from_what_the_last_start_kept(state, monkeypatch):
+    """The command line keeps what the step it quits at computed; the next start opening there draws its first
+    frame from that, before numpy loads, and shows the same screen."""
+    from tui.tour import Tour
+    recalled, screens, recall = [], [], Tour.recall
+    monkeypatch.setattr(Tour, "recall", lambda self, results: recalled.append(recall(self, results)) or recalled[-1])
+
+    async def script(app, pilot):
+        await pilot.pause()
+        screens.append(shown(app))
+        await pilot.press("n", "q")  # quits at step 2: kept for the start after
+    headless(monkeypatch, script)
+    for _ in range(2):
+        assert tour_command(monkeypatch, state, "--lang", "en", "--lesson", "attention") == 0
+    assert tour_command(monkeypatch, state, "--lang", "en") == 0  # resumes at step 2
+    assert recalled == [False, True, True] and screens[0] == screens[1]
+
+
+async def test_a_kept_result_the_engine_does_not_give_is_replaced_after_the_first_frame(state, monkeypatch):
+    from lessons.cache import RESULTS_NAME, Results
+    from tui.app import XfTourApp
+
+    def start():
+        app = make_app(lang="en", lesson="positional", state_dir=state)
+        app.recall(Results(state / RESULTS_NAME))
+        return app
+
+    app = start()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        computed = shown(app)
+    kept = state / RESULTS_NAME
+    assert "0.8414709848078965" in kept.read_text()  # sin 1, shown as +0.841
+    kept.write_text(kept.read_text().replace("0.8414709848078965", "0.25"))
+    first, confirm = [], XfTourApp._confirm_results
+    monkeypatch.setattr(XfTourApp, "_confirm_results", lambda self: first.append(shown(self)) or confirm(self))
+    app = start()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert "+0.250" in first[0][1][0] and "+0.841" not in first[0][1][0]  # drawn from the kept copy
+        assert shown(app) == computed and not app.tour.recalled  # then computed, and drawn again
+    assert "0.8414709848078965" in kept.read_text()  # and kept right
+
+
+def test_a_broken_or_stale_results_file_is_ignored_and_written_anew(tmp_path):
+    from engine.views import get_view
+    from lessons.cache import RESULTS_NAME, Results
+
+    path, settings = tmp_path / RESULTS_NAME, {"n": 4}
+    result = get_view("positional").run(settings)
+    for text in ('{"stamp": "another code", "entries": {}', '{"stamp": "another code", "entries": {}}'):
+        path.write_text(text)
+        results = Results(path)
+        assert results.recall("positional", settings) is None
+        results.keep("positional", settings, result)
+        assert results.save() and Results(path).recall("positional", settings)[0] == result

@@ -328,3 +328,18 @@ def test_train_says_in_one_line_when_the_weights_cannot_be_written(tmp_path, mon
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == f"xf-tour train: error: could not write {out} (No space left on device); any old file is unchanged"
     assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize("given, used", [(None, "1"), ("2", "2")])
+def test_print_asks_numpy_for_one_blas_thread_unless_told_otherwise(given, used):
+    """The views' matrix products are small: print sets OPENBLAS_NUM_THREADS=1 before numpy loads, as train
+    does, and keeps a value the user gave."""
+    import os
+    import subprocess
+    code = ("import contextlib, io, os, sys\nfrom tui.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    status = main(['print', 'cat'])\n"
+            "print(status, os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env.update({"LANG": "C.UTF-8"} if given is None else {"LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": given})
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    assert run.stdout.split() == ["0", used, "True"], run.stderr

@@ -140,7 +140,7 @@ def test_too_big_is_refused_before_tomllib_reads_it(attention, case, monkeypatch
     def never(*_):
         raise AssertionError("tomllib was asked to read a file over the caps")
 
-    monkeypatch.setattr(loader.tomllib, "loads", never)
+    monkeypatch.setattr("tomllib.loads", never)  # the loader imports tomllib when it first parses a file
     lesson, errors = parse_lesson(attention / FILE)
     assert lesson is None and REFUSALS[case][2] in str(errors[0])
 

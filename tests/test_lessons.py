@@ -205,3 +205,25 @@ def test_the_loader_never_executes_lesson_text():
         assert not re.search(danger, source), danger
     lesson, errors = parse_lesson(FIXTURES / "unknown_key" / "01-extra.toml")
     assert lesson is None and errors
+
+
+def test_every_steps_result_is_kept_and_recalled_as_it_was_computed():
+    """What a start opens on is kept as JSON (lessons.cache.Results): each step's results, read back, are the
+    results the engine gives, in every value and type."""
+    import json
+
+    from lessons.cache import result_data, result_from
+    from tui.tour import Tour
+    from tui.state import Progress
+
+    tour = Tour(LESSONS, Progress(), "en")
+    runs = 0
+    for lesson in LESSONS:
+        for index in range(len(lesson.steps)):
+            tour.goto(lesson.id, index)
+            for view, settings in tour.own_runs():
+                result = VIEWS[view].run(settings)
+                back = result_from(json.loads(json.dumps(result_data(result))))
+                assert back == result and repr(back) == repr(result), (lesson.id, index)  # 1 is not 1.0
+                runs += 1
+    assert runs > 40

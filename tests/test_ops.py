@@ -5,7 +5,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import engine
-from engine import random_llama
+from engine import llama, random_llama
 
 
 def test_softmax_rows_sum_to_one_and_survive_huge_scores():
@@ -85,6 +85,22 @@ def test_rope_uses_the_sinusoidal_pairing():
     pe = engine.sinusoidal_positions(n, d)
     assert_allclose(rotated[:, 0::2], pe[:, 1::2])
     assert_allclose(rotated[:, 1::2], pe[:, 0::2])
+
+
+def test_the_forward_pass_fast_paths_compute_the_textbook_operations():
+    """llama.forward runs ops.attention, ops.rms_norm and positions.apply_rope in fewer numpy calls."""
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal((3, 2, 3, 5, 4))  # [B, H, T, head_dim] each
+    for fast, textbook in zip(llama.causal_attention(q, k, v), engine.attention(q, k, v, causal=True)):
+        assert_allclose(fast, textbook, rtol=1e-12, atol=1e-15)
+    x, g = rng.standard_normal((2, 5, 8)), rng.standard_normal(8)
+    assert_allclose(llama.rms_norm(x, g), engine.rms_norm(x, g), rtol=1e-12)
+    qk = rng.standard_normal((2, 5, 2 * 3 * 4))  # [B, T, q then k]: 3 heads of head_dim 4 each
+    turns = llama.rope_turns(5, 4, 3, qk.dtype)
+    by_head = qk.reshape(2, 5, 6, 4).swapaxes(1, 2)  # [B, 2 n_head, T, head_dim]
+    textbook = engine.apply_rope(by_head, np.arange(5)).swapaxes(1, 2).reshape(qk.shape)
+    assert_allclose(llama.turn_pairs(qk, turns), textbook, rtol=1e-12, atol=1e-15)
+    assert_allclose(llama.turn_pairs(textbook, np.conj(turns)), qk, rtol=1e-12, atol=1e-15)
 
 
 def test_rms_norm_and_swiglu_shapes():

@@ -19,6 +19,7 @@ def test_gradients_match_finite_differences_in_float64():
             w[k] = w[k] + 0.1 * rng.standard_normal(w[k].shape)
     ids = corpus.encode(corpus.draw(3, 0, "train"))
     _, grads = tiny.loss_and_grads(w, SMALL, ids)
+    assert set(grads) == set(w) and all(grads[k].dtype == np.float64 for k in w)
     for name, a in w.items():
         flat = list(np.ndindex(a.shape))
         picked = [flat[i] for i in rng.choice(len(flat), min(25, len(flat)), replace=False)]
@@ -183,3 +184,9 @@ def test_training_the_big_config_stays_under_the_demo_memory_limit():
     finally:
         tracemalloc.stop()
     assert peak < engine.errors.MAX_BYTES, f"{peak / 2**20:.0f} MiB"
+
+
+@pytest.mark.parametrize("name", sorted(tiny.CONFIGS))
+def test_load_checks_the_shapes_init_draws(name):
+    cfg = tiny.CONFIGS[name]
+    assert tiny.shapes(cfg) == {k: a.shape for k, a in tiny.init(cfg, 0).items()}

@@ -42,6 +42,7 @@ class XfTourApp(App):
         self._held_keys: list | None = [] if bench is not None else None  # keys typed while fields are built
         self._later, self.own_folder = None, None  # a learner's own lessons: the checks after the first frame
         self.lesson_problems: list = []  # what those checks found
+        self.results = None  # what starts keep of the steps they open on (recall)
         if bench is None:  # open where the tour starts now: the command line deep-checks that step first
             self._resumed = lesson is None and tour.progress.lesson is not None
             if lesson is not None:
@@ -49,20 +50,51 @@ class XfTourApp(App):
             else:
                 tour.resume()
 
+    def recall(self, results) -> None:
+        """Draw the first frame from what an earlier start kept of the step it opens on, if it did, and keep
+        this start's for the next (lessons.cache.Results, Tour.recall). The command line does this; make_app
+        leaves it out, as it leaves out the parsed-lessons cache."""
+        self.results = results
+        self.tour.recall(results)
+
     def check_later(self, check, folder) -> None:
         """After the first frame, run check() (the deep check of a learner's own lessons) in a thread, and say
         what it finds inline."""
         self._later, self.own_folder = check, folder
+
+    def get_default_screen(self):
+        """The first screen: the lesson, composed with the app so that its first frame shows the step. Pushed
+        over a blank screen from on_mount, the lesson was laid out while the app still held its first repaint,
+        and laid out again after it."""
+        return super().get_default_screen() if self._bench is not None else LessonScreen()
 
     def on_mount(self) -> None:
         if self._bench is not None:  # xf-tour calc: the workbench on its own
             from .screens.calc import CalcScreen
             self.push_screen(CalcScreen(self._bench, standalone=True))
             return
-        self.push_screen(LessonScreen())
+        self.call_after_refresh(self._confirm_results)  # numpy loads after the first frame, if it can
         self.call_after_refresh(self._first_save)  # the first frame need not wait for the disk
         if self._later is not None:
             self.call_after_refresh(lambda: self.run_worker(self._check_in_thread, thread=True, group="checks"))
+
+    def _confirm_results(self) -> None:
+        """After the first frame: compute what it showed from kept results, and redraw if the engine gives
+        something else; keep what this start computed for the next one."""
+        if self.tour.recalled and self.tour.confirm():
+            self._redraw_lessons()
+        self.keep_results()
+
+    def keep_results(self) -> None:
+        """Keep what the step on screen computes at its own settings: a start may open on it (recall)."""
+        if self.results is None:
+            return
+        from .tour import is_cached, run_view
+
+        for view, settings in self.tour.own_runs():
+            if is_cached(view, settings):
+                self.results.keep(view, settings, run_view(view, settings))
+        self.results.save()
 
     def _check_in_thread(self) -> None:
         """Runs in a worker thread: the learner's lessons, deep-checked (an unchanged file once)."""
@@ -227,6 +259,7 @@ class XfTourApp(App):
         """Quit at once, keeping the learner's place."""
         if self._bench is None:
             self.save()
+            self.keep_results()  # where the next start opens
         self.exit()
 
     def save(self, say: bool = True) -> bool:
@@ -346,14 +379,19 @@ def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Pa
 def run_tour(app: XfTourApp) -> int:
     """Run the app for the command line and give the exit status: the app's own, or 1 after a crash, whose
     traceback goes to a report file that one line on stderr names."""
+    import gc
     import signal
 
     app.report_crashes = True
+    # What start-up has built lives as long as the app: frozen, the collector no longer walks it, as a full
+    # collection did just before the first frame (about 25 ms). Thawed after, for a caller that runs on.
+    gc.freeze()
     previous = signal.signal(signal.SIGINT, app.interrupt)
     try:
         app.run()
     finally:
         signal.signal(signal.SIGINT, previous)
+        gc.unfreeze()
     error = app._exception  # Textual keeps the first unhandled exception here (run_test re-raises it)
     if error is None:
         return app.return_code or 0

@@ -5,7 +5,8 @@ The Textual screens read and change a Tour; the tests drive it directly too.
 
 from dataclasses import dataclass, field
 
-from engine.views import VIEWS, Result, Tr
+from engine.errors import EngineError
+from engine.views import Result, Tr, get_view
 from lessons.loader import applies as _applies
 
 from .i18n import t
@@ -29,7 +30,7 @@ def run_view(view_id: str, settings: dict) -> Result:
     if key not in _CACHE:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))  # the oldest entry
-        _CACHE[key] = VIEWS[view_id].run(dict(settings))
+        _CACHE[key] = get_view(view_id).run(dict(settings))
     return _CACHE[key]
 
 
@@ -45,6 +46,8 @@ class Tour:
     lesson_index: int = 0
     step_index: int = 0
     presses: dict = field(default_factory=dict)  # lesson id -> {experiment key: index into its values}
+    recalled: dict = field(default_factory=dict)  # run key -> a Result an earlier start kept (recall, confirm)
+    sketch: dict = field(default_factory=dict)    # view id -> (its parameters' names, whether it names code)
 
     # --- where we are -------------------------------------------------------------------
 
@@ -145,7 +148,10 @@ class Tour:
 
     def takes(self, experiment) -> bool:
         """Whether the current step's view has the experiment's parameter (or, for an action, is its view)."""
-        return not self.on_recap() and _applies(experiment, self.step)
+        if self.on_recap():
+            return False
+        sketch = self.sketch.get(self.step.view)
+        return _applies(experiment, self.step, None if sketch is None else sketch[0])
 
     def applies(self, experiment) -> bool:
         """Whether pressing the experiment's key changes what the current step shows: its tables or prose."""
@@ -178,7 +184,8 @@ class Tour:
 
     def has_code(self) -> bool:
         """Whether the step's view names engine functions that the c key can show."""
-        return bool(VIEWS[self.step.view].sources)
+        sketch = self.sketch.get(self.step.view)
+        return sketch[1] if sketch is not None else bool(get_view(self.step.view).sources)
 
     def press(self, key: str):
         """Move the experiment on `key` to its next value (the last wraps to the first); return it."""
@@ -211,11 +218,17 @@ class Tour:
 
     def settings(self) -> dict:
         """The current step's settings: its own parameters with the lesson's pressed experiments over them."""
-        names = {p.name for p in VIEWS[self.step.view].params}
+        sketch = self.sketch.get(self.step.view)
+        names = sketch[0] if sketch is not None else {p.name for p in get_view(self.step.view).params}
         return {**self.step.params, **{k: v for k, v in self.overrides().items() if k in names}}
 
     def result(self) -> Result:
-        return run_view(self.step.view, self.settings())
+        return self._run(self.settings())
+
+    def _run(self, settings: dict) -> Result:
+        """The step's view at these settings: recalled (see recall) or computed."""
+        key = _key(self.step.view, settings)
+        return self.recalled[key] if key in self.recalled else run_view(self.step.view, settings)
 
     def pending(self) -> bool:
         """Whether the step waits on a slow view that has not been computed at these settings yet."""
@@ -223,7 +236,7 @@ class Tour:
 
     def computing_text(self) -> str:
         """What the message line says while the step's slow view computes."""
-        settings = {p.name: p.default for p in VIEWS[self.step.view].params} | self.settings()
+        settings = {p.name: p.default for p in get_view(self.step.view).params} | self.settings()
         if self.step.view == "tiny-ablation":
             from engine.views.tiny import ABLATION_SENTENCES
             return t("computing_ablation", self.lang, run=settings["run"], n=ABLATION_SENTENCES)
@@ -232,4 +245,40 @@ class Tour:
     def compare_result(self) -> Result | None:
         if self.step.compare is None:
             return None
-        return run_view(self.step.view, {**self.settings(), **self.step.compare})
+        return self._run({**self.settings(), **self.step.compare})
+
+    # --- a start drawn from kept results ------------------------------------------------------
+
+    def own_runs(self) -> list[tuple[str, dict]]:
+        """What the step on screen computes at its own settings, as a start shows it: (view, settings) each.
+        Nothing on the recap page, or for a slow view, which is computed in a thread anyway."""
+        if self.on_recap() or self.step.view in SLOW_VIEWS:
+            return []
+        own = dict(self.step.params)
+        compare = [] if self.step.compare is None else [(self.step.view, {**own, **self.step.compare})]
+        return [(self.step.view, own), *compare]
+
+    def recall(self, results) -> bool:
+        """Take what the step on screen computes from `results` (lessons.cache.Results), if an earlier start
+        kept all of it: the first frame is then drawn without importing the view and numpy, and confirm()
+        computes it right after. True when it did."""
+        kept = [(view, settings, results.recall(view, settings)) for view, settings in self.own_runs()]
+        if not kept or not all(found for *_, found in kept):
+            return False
+        for view, settings, (result, names, code) in kept:
+            self.recalled[_key(view, settings)] = result
+            self.sketch[view] = (names, code)
+        return True
+
+    def confirm(self) -> bool:
+        """Compute what recall() took, and forget the kept copies; True when the engine gives something else
+        (or refuses it), which the screen must then show."""
+        def same(view, settings, kept) -> bool:
+            try:
+                return run_view(view, dict(settings)) == kept
+            except EngineError:  # drawn again, the step says why
+                return False
+
+        changed = [not same(view, settings, kept) for (view, settings), kept in self.recalled.items()]
+        self.recalled, self.sketch = {}, {}
+        return any(changed)

@@ -221,10 +221,11 @@ def _ablation_average(run: str = "seed0"):
         subj = np.where(np.isin(ids[:, 2], [corpus.INDEX[a] for a in corpus.ADJECTIVES]), 3, 2)  # after "the" (adj)
         pairs = np.stack([batch.good, batch.bad], 1)
         rows_ = np.arange(len(batch))
+        inputs = ids[:, : pos.max() + 1]  # all that is read is at pos, and causal attention sees nothing later
 
         def margins(mask=None):
             keep = {}
-            logits = llama.forward(w, ids[:, :-1], cfg.n_head, keep=keep, head_mask=mask)
+            logits = llama.forward(w, inputs, cfg.n_head, keep=keep, head_mask=mask)
             at = logits[rows_, pos]
             return at[rows_, pairs[:, 0]] - at[rows_, pairs[:, 1]], keep
 

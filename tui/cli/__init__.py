@@ -9,7 +9,7 @@ import sys
 
 from ..i18n import LANGS, default_lang
 from .output import safe_output
-from .parser import PROG, UsageError, build_parser, lang_in
+from .parser import PROG, UsageError, build_parser, lang_in, tour_args
 
 
 def main(argv=None) -> int:
@@ -18,12 +18,11 @@ def main(argv=None) -> int:
     safe_output()  # before anything is written, --help included
     early = lang_in(argv)
     lang = early if early in LANGS else default_lang()
-    parser = build_parser(lang)
-    args = parser.parse_args(argv)
+    args = tour_args(argv) or build_parser(lang).parse_args(argv)
     lang = getattr(args, "lang", lang)
     if args.command is None:
         args.command, args.run = "", "tour:cmd_tour"
-    from engine.errors import EngineError  # numpy comes in here, after the arguments are known good
+    from engine.errors import EngineError  # the engine comes in here, after the arguments are known good
 
     label = "错误" if lang == "zh" else "error"
     try:

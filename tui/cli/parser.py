@@ -1,10 +1,11 @@
 """The xf-tour arguments: the parser, its help in both languages, and the flags read into values."""
 
-import argparse
+from types import SimpleNamespace
 
 from ..i18n import LANGS
 
 PROG = "xf-tour"
+TOUR_OPTIONS = ("--lang", "--lesson", "--lessons")  # what a plain `xf-tour` takes; tour_args() reads them
 
 
 def lang_in(argv) -> str | None:
@@ -28,15 +29,33 @@ class UsageError(Exception):
         return self.zh if lang == "zh" else self.en
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse with errors on one line and exit status 2."""
+def tour_args(argv) -> SimpleNamespace | None:
+    """The arguments of a plain `xf-tour`, each of TOUR_OPTIONS at most once with a value, as the parser would
+    read them, without building it: its commands and their help take a few ms of every start. None for
+    anything else, which the parser reads, with its own errors and help."""
+    given, items = {}, iter(argv)
+    for arg in items:
+        name, eq, value = arg.partition("=")
+        if name not in TOUR_OPTIONS or name in given:
+            return None
+        value = value if eq else next(items, None)
+        if not value or value.startswith("-"):
+            return None
+        given[name] = value
+    if "--lang" in given and given["--lang"] not in LANGS:
+        return None
+    return SimpleNamespace(command=None, lesson=given.pop("--lesson", None), **{k[2:]: v for k, v in given.items()})
 
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (try: {self.prog} --help)\n")
 
-
-def build_parser(lang: str) -> Parser:
+def build_parser(lang: str):
     """The parser, with help texts in `lang`."""
+    import argparse  # here: a plain start needs none of it (tour_args)
+
+    class Parser(argparse.ArgumentParser):
+        """argparse with errors on one line and exit status 2."""
+
+        def error(self, message):
+            self.exit(2, f"{self.prog}: error: {message} (try: {self.prog} --help)\n")
 
     def t(en, zh):
         return zh if lang == "zh" else en

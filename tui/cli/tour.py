@@ -1,5 +1,6 @@
 """xf-tour with no command: the Textual tour itself."""
 
+import os
 import sys
 
 from .lessons import checked, lessons_for, own_folder, refuse
@@ -8,6 +9,8 @@ from .parser import PROG, UsageError
 
 def cmd_tour(args, lang) -> int:
     """Start the Textual app: at --lesson, or where the learner left off. Its exit status: 0, 1 after a crash."""
+    if "numpy" not in sys.modules:  # the views' products are small: a second BLAS thread, started with numpy,
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # only spins, and on a busy machine slows the start
     from engine.errors import pick
 
     lessons = lessons_for(args, deep=False)  # parsed strictly; the deep check follows, cheapest first
@@ -17,9 +20,12 @@ def cmd_tour(args, lang) -> int:
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         raise UsageError(f"the tour needs a terminal; to read without one, try: {PROG} print --lesson {ids[0]}",
                          f"导览需要在终端里运行；不用终端阅读可以试试：{PROG} print --lesson {ids[0]}")
+    from lessons.cache import RESULTS_NAME, Results
+
     from ..app import make_app, run_tour  # textual comes in only here
 
     app = make_app(lang=getattr(args, "lang", None), lesson=args.lesson, lessons=lessons)
+    app.recall(Results(app.store.folder / RESULTS_NAME))  # the first frame from what the last start kept
     folder = own_folder(args)
     if folder is not None:
         check_own(app, folder, checked())

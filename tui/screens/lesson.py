@@ -55,11 +55,12 @@ class LessonScreen(Screen):
         self._pressed = None              # (experiment, result before, value before) while a slow view computes
         self._painted = False             # until the first frame is up, keys are lit by the cheap test (see _lit)
         self._held_lit = None             # {key: lit} kept from before a press until its frame is up
+        self._computing = False           # a slow view is being computed in a thread (_compute)
         self.footer: list[page.Key] = []  # what the footer shows: the tests read which keys are lit
 
     def on_mount(self) -> None:
         self.query_one("#body").focus()
-        self.redraw()
+        self._redraw()  # now, before the first layout: the first frame written is the step itself
         self.call_after_refresh(self._first_paint_done)
 
     def _first_paint_done(self) -> None:
@@ -117,8 +118,10 @@ class LessonScreen(Screen):
 
     def redraw(self) -> None:
         """Draw the current step; every part is recomputed only if its inputs changed."""
-        if not self.is_mounted:
-            return
+        if self.is_mounted:
+            self._redraw()
+
+    def _redraw(self) -> None:
         w, h = self.app.size
         small = w < page.MIN_WIDTH or h < page.MIN_HEIGHT
         self.set_class(small, "-small")
@@ -146,7 +149,9 @@ class LessonScreen(Screen):
         if tour.pending():  # a slow view: compute it off the UI thread, and say so meanwhile
             self._set("message", ("computing", tour.settings(), w),
                       lambda: page.message_lines("", tour.computing_text(), w, "italic"))
-            self._compute()
+            if not self._computing:  # one thread at a time: when it is done, a view still pending starts the next
+                self._computing = True
+                self._compute()
             return
         try:
             result = None if tour.on_recap() else tour.result()
@@ -206,6 +211,7 @@ class LessonScreen(Screen):
         self.app.call_from_thread(self._computed)
 
     def _computed(self) -> None:
+        self._computing = False
         if self._pressed is not None and not self.tour.pending():
             x, before, was = self._pressed
             self._pressed = None
@@ -325,8 +331,7 @@ class LessonScreen(Screen):
 
     def action_quit(self) -> None:
         """Save the place and quit."""
-        self.app.save()
-        self.app.exit()
+        self.app.action_quit_saving()
 
 
 _TO_WORKBENCH = {"preset": "preset", "layers": "layers", "hidden": "d_model", "heads": "heads",
