@@ -22,6 +22,8 @@ def main(argv=None) -> int:
     lang = getattr(args, "lang", lang)
     if args.command is None:
         args.command, args.run = "", "tour:cmd_tour"
+    if "numpy" not in sys.modules:  # the engine's products are small: a second BLAS thread, started with numpy,
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # only spins, and on a busy machine slows every command
     from engine.errors import EngineError  # the engine comes in here, after the arguments are known good
 
     label = "错误" if lang == "zh" else "error"

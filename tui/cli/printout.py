@@ -1,6 +1,5 @@
 """xf-tour print: views as tables or JSON, or a whole lesson as plain text."""
 
-import os
 import sys
 
 from .lessons import lessons_for
@@ -9,8 +8,6 @@ from .parser import PROG, UsageError, parse_sets
 
 def cmd_print(args, lang) -> int:
     """Print the named views (all by default) at the given settings, or a whole lesson."""
-    if "numpy" not in sys.modules:  # the views' products are small: a second BLAS thread, started with numpy,
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # only spins, and on a busy machine slows the start
     from engine.errors import ParamError
     from engine.views import get_view
 

@@ -1,6 +1,5 @@
 """xf-tour with no command: the Textual tour itself."""
 
-import os
 import sys
 
 from .lessons import checked, lessons_for, own_folder, refuse
@@ -9,8 +8,6 @@ from .parser import PROG, UsageError
 
 def cmd_tour(args, lang) -> int:
     """Start the Textual app: at --lesson, or where the learner left off. Its exit status: 0, 1 after a crash."""
-    if "numpy" not in sys.modules:  # the views' products are small: a second BLAS thread, started with numpy,
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # only spins, and on a busy machine slows the start
     from engine.errors import pick
 
     lessons = lessons_for(args, deep=False)  # parsed strictly; the deep check follows, cheapest first

@@ -12,8 +12,6 @@ def cmd_train(args, lang) -> int:
     import time
     from pathlib import Path
 
-    if "numpy" not in sys.modules:  # the products are small: a second BLAS thread spins more than it helps
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import numpy as np
 
     from engine import corpus, tiny
