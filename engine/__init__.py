@@ -9,8 +9,10 @@ Glossary, used in every shape comment ([n_seq, d_model] and so on):
 
 The modules, from the bottom up: ops (one function per operation), positions (sinusoidal and RoPE),
 llama (the one forward pass), random_llama (the random-weight demo stack), tiny (the trained tiny
-Llama: backward pass, Adam, saving), corpus (its grammar), sizing (parameter and cache counts),
-demos (the small seeded experiments) and views (what each lesson step shows).
+Llama: backward pass, Adam, saving, the head ablation), corpus (its grammar), sizing (parameter and
+cache counts), demos (the small seeded experiments), norms (RMSNorm's formula and a deep random stack
+with three norm placements), bpe (a byte-level BPE learned from the lessons' text), sampling
+(temperature, top-k and top-p) and views (what each lesson step shows).
 
 Nothing here imports textual or rich, and nothing prints: functions return what the screen shows.
 Importing `engine` imports nothing else; each name below loads its module on first use.

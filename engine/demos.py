@@ -13,7 +13,6 @@ from .positions import apply_rope, sinusoidal_positions
 
 DEMO_SEED = 0
 SWEEP_DIMS = (8, 64, 512, 4096)
-_CHUNK_BYTES = 16 * 2**20  # the d sweep draws in chunks this size, so 1,000 draws at d=4096 stay small
 
 
 @dataclass(frozen=True)
@@ -69,23 +68,36 @@ def d_sweep(dims=SWEEP_DIMS, draws=1000, seed=DEMO_SEED, n_seq=3):
     One draw cannot carry the claim, since a single matrix can come out sharp or flat by chance;
     the averages show the unscaled weights collapse toward one-hot as d grows and the scaled ones hold.
     """
-    scores = np.empty((2, len(dims), draws, n_seq, n_seq))  # unscaled, then scaled: q·k of every draw at every d
+    scores = np.empty((2, len(dims), draws, n_seq, n_seq))  # unscaled, then scaled: q.k of every draw at every d
     for i, d in enumerate(dims):
-        rng = np.random.default_rng([seed, d])
-        per_chunk = max(1, _CHUNK_BYTES // (2 * n_seq * d * 8))
-        buffer = np.empty(2 * min(per_chunk, draws) * n_seq * d)  # one chunk's q and k, refilled: no fresh pages
-        for start in range(0, draws, per_chunk):
-            c = min(per_chunk, draws - start)
-            q, k = rng.standard_normal(out=buffer[: 2 * c * n_seq * d].reshape(2, c, n_seq, d))  # [c, n_seq, d] each
-            np.matmul(q, k.transpose(0, 2, 1), out=scores[0, i, start:start + c])  # [c, n_seq, n_seq]
+        scores[0, i] = qk_scores(np.random.default_rng([seed, d]), draws, n_seq, d)
         scores[1, i] = scores[0, i] / np.sqrt(d)
-    # Drawing the normal numbers is nearly all the time (about 28 M of them at the default sizes, each drawn
-    # once); the statistics are a few whole-array operations.
     w = softmax(scores)  # [2, n_dims, draws, n_seq, n_seq]
     max_w = w.max(axis=(3, 4)).mean(axis=2)  # [2, n_dims]: each draw's largest weight, averaged over draws
     ent = entropy(w).mean(axis=(2, 3))  # [2, n_dims]: each row's entropy, averaged over rows and draws
     return [SweepRow(d, WeightStats(float(max_w[0, i]), float(ent[0, i])),
                      WeightStats(float(max_w[1, i]), float(ent[1, i]))) for i, d in enumerate(dims)]
+
+
+def qk_scores(rng, draws, n_seq, d):  # -> [draws, n_seq, n_seq]: q @ k.T for q, k [n_seq, d] of unit normals
+    """The scores q @ k.T of `draws` draws, drawn from their exact law with n_seq * (3 n_seq + 1) / 2
+    numbers a draw instead of 2 n_seq d, so d = 4096 costs what d = 8 does.
+
+    Only the n_seq directions the keys span matter. Write k.T = U r, U [d, n_seq] orthonormal and
+    r [n_seq, n_seq] upper triangular (a QR factorisation). Then q @ k.T = (q @ U) @ r, where:
+    - q @ U is n_seq x n_seq unit normals, since a unit-normal q looks the same from every direction;
+    - r has independent entries: unit normals above the diagonal and, on it, the length of what is
+      left of each key after removing its part along the earlier ones, sqrt(chi-square(d - i))
+      (Bartlett's decomposition). Summed over many draws, the plain
+      `rng.standard_normal((n_seq, d)) @ rng.standard_normal((n_seq, d)).T` gives the same averages.
+    """
+    g = rng.standard_normal((draws, n_seq, n_seq))  # q @ U
+    r = np.zeros((draws, n_seq, n_seq))
+    upper = np.triu_indices(n_seq, 1)
+    r[:, upper[0], upper[1]] = rng.standard_normal((draws, len(upper[0])))
+    diag = np.arange(n_seq)
+    r[:, diag, diag] = np.sqrt(rng.chisquare(d - diag, (draws, n_seq)))
+    return g @ r
 
 
 # --- multi-head -------------------------------------------------------------------------

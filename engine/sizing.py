@@ -112,6 +112,24 @@ PUBLISHED = {  # the same totals as data, for the tests and for the screens that
 }
 
 
+# The context length each model was trained for, in tokens. Past it a model still runs and its cache
+# still costs bytes, but nothing in training taught it to read that far.
+TRAINED_CONTEXT = {
+    "llama2-7b": 4_096,          # Touvron et al. 2023, Table 1: context length 4k for every Llama 2 size
+    "llama2-13b": 4_096,
+    "llama2-70b": 4_096,
+    "llama3-8b": 8_192,          # Meta Llama 3 model card: 8k context (Llama 3.1 raised it to 128k)
+    "llama3-70b": 131_072,       # Meta Llama 3.1 model card: 128k; config.json max_position_embeddings
+    "llama3.2-1b": 131_072,      # Meta Llama 3.2 model card: 128k
+    "llama3.2-3b": 131_072,
+    "mistral-7b": 8_192,         # Jiang et al. 2023 (Mistral 7B), Table 1: context_len 8192
+    "mistral-nemo-12b": 131_072,  # Mistral NeMo release notes: a context window of 128k tokens
+    "gemma-2b": 8_192,           # Gemma Team 2024, Table 1: context length 8192
+    "gemma-7b": 8_192,
+    "tinyllama-1.1b": 2_048,     # Zhang et al. 2024 (TinyLlama): sequences of 2,048 tokens
+}
+
+
 def preset(name: str) -> ModelConfig:
     """The preset called `name`, or a ParamError listing the names there are."""
     return pick(PRESETS, name, "preset", "预设")
@@ -163,8 +181,36 @@ def group_shares(cfg: ModelConfig) -> dict[str, float]:
 
 
 def weight_bytes(cfg: ModelConfig, dtype: str = "fp16") -> int:
-    """Bytes to hold the weights in `dtype` (int4 packs two per byte)."""
+    """Bytes of the weights themselves in `dtype` (int4 packs two per byte); no quantisation scales."""
     return _bytes(total_params(cfg), dtype)
+
+
+# A quantised file stores its integers in blocks, each with its own scale to turn them back into
+# numbers. The tour follows GGUF's plainest formats, Q8_0 and Q4_0 (ggml's block_q8_0 and block_q4_0):
+# 32 weights and one fp16 scale per block, so int8 costs 34 bytes per 32 weights (8.5 bits a weight)
+# and int4 18 bytes (4.5 bits). Every weight is counted this way; real files keep the norms, and often
+# the output head, at higher precision, so they come out a little larger.
+QUANT_BLOCK = 32       # weights per block
+QUANT_SCALE_BYTES = 2  # one fp16 scale per block
+QUANTISED = ("int8", "int4")
+
+
+def scale_bytes(cfg: ModelConfig, dtype: str = "fp16") -> int:
+    """Bytes of the per-block fp16 scales stored beside int8 or int4 weights; 0 for a float dtype."""
+    if dtype not in QUANTISED:
+        return 0
+    return -(-total_params(cfg) // QUANT_BLOCK) * QUANT_SCALE_BYTES
+
+
+def stored_weight_bytes(cfg: ModelConfig, dtype: str = "fp16") -> int:
+    """Bytes a checkpoint in `dtype` needs: the weights, plus the block scales when quantised."""
+    return weight_bytes(cfg, dtype) + scale_bytes(cfg, dtype)
+
+
+def bits_per_weight(dtype: str) -> float:
+    """Bits per weight in `dtype`, counting a quantised block's scale."""
+    bits = 8 * pick(BYTES_PER_PARAM, dtype, "dtype", "数据类型")
+    return bits + 8 * QUANT_SCALE_BYTES / QUANT_BLOCK if dtype in QUANTISED else bits
 
 
 # Full fine-tuning with Adam in mixed precision, per parameter: fp16 weights (2) and gradients (2),
@@ -216,24 +262,38 @@ def report(cfg: ModelConfig, n_ctx: int = 4096, published: int | None = None) ->
         "published": published,
         "shares": group_shares(cfg),
         "weight_bytes": {dtype: weight_bytes(cfg, dtype) for dtype in ("fp32", "fp16", "int8", "int4")},
+        "stored_bytes": {dtype: stored_weight_bytes(cfg, dtype) for dtype in ("fp32", "fp16", "int8", "int4")},
         "finetune_bytes": finetune_bytes(cfg),
         "kv_cache": {"dtype": "fp16", "per_token": kv_bytes_per_token(cfg), "context": n_ctx,
                      "per_sequence": kv_cache_bytes(cfg, n_ctx)},
     }
 
 
+def causal_pairs(n_ctx: int) -> int:
+    """Scores one head computes for a prompt under the causal mask: token i scores itself and the i before it."""
+    return n_ctx * (n_ctx + 1) // 2
+
+
 def prefill_flops(cfg: ModelConfig, n_ctx: int) -> tuple[int, int]:
     """Rough FLOPs to read a prompt of n_ctx tokens: (weight matmuls, attention scores and sums).
 
-    Weight matmuls cost 2 FLOPs per parameter per token, so they grow linearly with the prompt;
-    q·k and the weighted sum over v cost 2·n_ctx² per dim of every head in every layer, so they
-    grow with its square. The causal mask could skip half of the second term; this counts it whole.
+    Weight matmuls cost 2 FLOPs per weight per token (the embedding is a lookup and the norms are
+    left out), so they grow linearly with the prompt. Attention counts what a causal kernel computes:
+    for each of the n(n+1)/2 (query, key) pairs of every head in every layer, q.k and the weighted
+    sum over v cost 2 FLOPs per dim each. That grows with the square of the prompt.
     """
     items = param_count(cfg)
     matmul = total_params(cfg) - items["embedding"] - sum(v for k, v in items.items() if k.startswith("norm/"))
-    return 2 * matmul * n_ctx, 4 * n_ctx * n_ctx * cfg.n_head * cfg.d_head * cfg.n_layer
+    return 2 * matmul * n_ctx, 4 * causal_pairs(n_ctx) * cfg.n_head * cfg.d_head * cfg.n_layer
 
 
-def decode_tokens_per_second(cfg: ModelConfig, bandwidth: float, dtype: str = "fp16") -> float:
-    """An upper bound on generation speed: every new token reads all the weights once."""
-    return bandwidth / weight_bytes(cfg, dtype)
+def decode_bytes(cfg: ModelConfig, n_ctx: int, dtype: str = "fp16", cache_dtype: str = "fp16") -> int:
+    """Bytes one new token reads after n_ctx tokens: every weight (with its scales) and the whole KV cache."""
+    return stored_weight_bytes(cfg, dtype) + kv_cache_bytes(cfg, n_ctx, 1, cache_dtype)
+
+
+def decode_tokens_per_second(cfg: ModelConfig, bandwidth: float, dtype: str = "fp16", n_ctx: int = 0,
+                             cache_dtype: str = "fp16") -> float:
+    """An upper bound on generation speed for one sequence: each new token reads all the weights once,
+    and the KV cache of the n_ctx tokens before it."""
+    return bandwidth / decode_bytes(cfg, n_ctx, dtype, cache_dtype)

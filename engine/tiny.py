@@ -245,6 +245,61 @@ def spread(entropies) -> float:
     return max(flat) / min(flat)
 
 
+PROBE_SENTENCES = 300  # distinct unseen sentences whose distractor has the other number
+PROBE_SEED = 11
+
+
+def probe_sentences(n: int = PROBE_SENTENCES, seed: int = PROBE_SEED) -> "corpus.Batch":
+    """The hard sentences the lessons measure a trained run on: the first n distinct held-out sentences drawn
+    with this seed whose distractor has the other number. Training stores them in the manifest (`probe`), so
+    the views need not draw them; a test draws them again and compares."""
+    drawn = corpus.draw_ids(np.random.default_rng(seed), n * 10, "held-out")
+    first = np.sort(np.unique(drawn.ids, axis=0, return_index=True)[1])  # each distinct sentence once, in order
+    return drawn[first[drawn.mismatch[first]][:n]]
+
+
+def probe_record(batch) -> dict:
+    """A Batch as the manifest keeps it: plain lists, each sentence cut after its last real token."""
+    length = int((batch.ids != corpus.INDEX[corpus.PAD]).sum(1).max())
+    return {"ids": batch.ids[:, :length].tolist(), "verb_at": batch.verb_at.tolist(),
+            "good": batch.good.tolist(), "bad": batch.bad.tolist()}
+
+
+def stored_probe(meta: dict) -> "corpus.Batch":
+    """The probe sentences a manifest keeps, as a Batch."""
+    rec = meta["probe"]
+    ids = np.array(rec["ids"], dtype=np.int64)
+    return corpus.Batch(ids, *(np.array(rec[k], dtype=np.int64) for k in ("verb_at", "good", "bad")),
+                        np.ones(len(ids), dtype=bool))
+
+
+def ablation(w, cfg: TrainedLlamaConfig, batch) -> list[dict]:
+    """Per head, over the probe sentences (probe_sentences): the mean attention from the position that predicts
+    the verb to the subject, the mean change in the agreement margin (logit of the right verb form minus the
+    wrong one) when the head's output is set to zero, and the share of sentences where the wrong form then
+    wins. Training stores it in the manifest; a test recomputes it."""
+    n = len(batch)
+    ids, pos, rows = batch.ids, batch.verb_at, np.arange(n)
+    subj = np.where(np.isin(ids[:, 2], [corpus.INDEX[a] for a in corpus.ADJECTIVES]), 3, 2)  # after "the" (adj)
+    inputs = ids[:, : pos.max() + 1]  # all that is read is at pos, and causal attention sees nothing later
+
+    def margins(mask=None):  # -> [n], the attention maps
+        keep = {}
+        at = llama.forward(w, inputs, cfg.n_head, keep=keep, head_mask=mask)[rows, pos]  # [n, n_vocab]
+        return (at[rows, batch.good] - at[rows, batch.bad]).astype(np.float64), keep["attn"]
+
+    base, attn = margins()
+    out = []
+    for layer in range(cfg.n_layer):
+        for h in range(cfg.n_head):
+            mask = np.ones((cfg.n_layer, cfg.n_head))
+            mask[layer, h] = 0
+            m = margins(mask)[0]
+            out.append({"layer": layer + 1, "head": h, "attention": float(attn[layer][rows, h, pos, subj].mean()),
+                        "change": float((m - base).mean()), "lost": float(np.mean(m <= 0))})
+    return out
+
+
 TRAIN_CHUNK = 50  # steps whose sentences are drawn together: few numpy calls, little memory
 
 
@@ -281,8 +336,15 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
                "agreement": end["agreement"], "agreement_mismatch": end["agreement_mismatch"],
                "entropy_spread_init": spread(start["head_entropy"]),
                "entropy_spread_trained": spread(end["head_entropy"]),
-               "head_entropy_init": start["head_entropy"], "head_entropy_trained": end["head_entropy"]}
+               "head_entropy_init": start["head_entropy"], "head_entropy_trained": end["head_entropy"],
+               **probe_summary(w, cfg)}
     return w, summary
+
+
+def probe_summary(w, cfg: TrainedLlamaConfig) -> dict:
+    """What training stores about the probe sentences: the sentences, and the head ablation on them."""
+    batch = probe_sentences()
+    return {"probe": probe_record(batch), "ablation": ablation(w, cfg, batch)}
 
 
 # --- saving and loading ---------------------------------------------------------------------

@@ -78,14 +78,14 @@ async def test_what_a_key_changed_is_underlined_and_in_view(tmp_path):
     async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
         await pilot.pause()
         screen = app.lesson_screen()
-        await pilot.press("1")  # base 10000 -> 100: row 1, d2 goes +0.100 -> +0.311
+        await pilot.press("1")  # base 10000 -> 500000: row 1, d2 goes +0.100 -> +0.038
         tables = screen.query_one("#page").content
-        assert underlined(tables, "+0.311") and not underlined(tables, "+0.841")  # d0 is the same at any base
-        assert underlined(screen.query_one("#keys").content, "base=100")  # the setting, in the footer
-        assert "base 10000 -> 100" in screen.query_one("#message").content.plain
+        assert underlined(tables, "+0.038") and not underlined(tables, "+0.841")  # d0 is the same at any base
+        assert underlined(screen.query_one("#keys").content, "base=500000")  # the setting, in the footer
+        assert "base 10000 -> 500000" in screen.query_one("#message").content.plain
         assert body_fits(app)[0]
         await pilot.press("n")
-        assert not screen._marks and not underlined(screen.query_one("#page").content, "+0.311")
+        assert not screen._marks and not underlined(screen.query_one("#page").content, "+0.038")
 
 
 async def test_a_new_row_is_marked_and_in_view(tmp_path):
@@ -115,49 +115,50 @@ async def test_the_message_line_shows_the_headline_figure_before_and_after(tmp_p
 async def test_after_computing_the_message_shows_the_last_press(tmp_path):
     from tui import tour as tour_module
     tour_module._CACHE.clear()
-    app = make_app(lang="en", lesson="attention", state_dir=tmp_path)
+    app = make_app(lang="en", lesson="tokens", state_dir=tmp_path)
     async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
-        app.open_lesson("attention", [s.id for s in app.tour.lesson.steps].index("sweep"))
+        lesson = app.tour.lesson
+        app.open_lesson(lesson.id, next(i for i, s in enumerate(lesson.steps) if s.view == "bpe"))
         await app.workers.wait_for_complete()
         await pilot.pause()
-        seed = next(x for x in app.tour.lesson.experiments if x.param == "seed")
-        await pilot.press(seed.key)
+        pair = next(x for x in lesson.experiments if x.param == "pair")
+        await pilot.press(pair.key)
         await app.workers.wait_for_complete()
         await pilot.pause()
         message = app.lesson_screen().query_one("#message").content.plain
-        assert message.startswith(f"[{seed.key}] seed 0 -> 1") and "Computing" not in message
+        assert message.startswith(f"[{pair.key}] pair {pair.values[0]} -> {pair.values[1]}") and "Computing" not in message
 
 
 async def test_the_slow_views_are_computed_off_the_ui_thread(tmp_path, monkeypatch):
-    """Switching the trained run loads weights and averages 300 sentences (about a second here): the
-    key must not freeze the screen, so the view is computed in a worker while a notice shows."""
+    """The BPE view learns its merges from every lesson's text the first time (a fraction of a second
+    here): the key must not freeze the screen, so the view is computed in a worker while a notice shows."""
     import dataclasses
     import threading
 
-    from engine.views import VIEWS
+    from engine.views import VIEWS, get_view
     from tui import tour as tour_module
 
     threads = []
-    slow = VIEWS["tiny-ablation"]
+    slow = get_view("bpe")
 
     def compute(**kw):
         threads.append(threading.current_thread() is threading.main_thread())
         return slow.compute(**kw)
 
-    monkeypatch.setitem(VIEWS, "tiny-ablation", dataclasses.replace(slow, compute=compute))
+    monkeypatch.setitem(VIEWS, "bpe", dataclasses.replace(slow, compute=compute))
     tour_module._CACHE.clear()
-    app = make_app(lang="en", lesson="misconceptions", state_dir=tmp_path)
+    app = make_app(lang="en", lesson="tokens", state_dir=tmp_path)
     async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
         lesson = app.tour.lesson
-        app.open_lesson(lesson.id, [s.id for s in lesson.steps].index("ablation-one"))
+        app.open_lesson(lesson.id, next(i for i, s in enumerate(lesson.steps) if s.view == "bpe"))
         await app.workers.wait_for_complete()
         await pilot.pause()
-        run = next(x for x in lesson.experiments if x.param == "run")
-        await pilot.press(run.key)
+        merges = next(x for x in lesson.experiments if x.param == "merges")
+        await pilot.press(merges.key)
         await app.workers.wait_for_complete()
         await pilot.pause()
         message = app.lesson_screen().query_one("#message").content.plain
-        assert message.startswith(f"[{run.key}] run seed0 -> seed1"), message
+        assert message.startswith(f"[{merges.key}] merges 0 -> {merges.values[1]}"), message
     assert threads and not any(threads), threads
     tour_module._CACHE.clear()
 

@@ -19,13 +19,14 @@ from tui.format import format_value
 from tui.plain import render_lesson
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bad_lessons"
-IDS = ["residual", "positional", "attention", "heads", "ffn", "params", "kvcache", "context", "misconceptions"]
+IDS = ["residual", "positional", "attention", "heads", "ffn", "params", "kvcache", "context", "rmsnorm", "tokens",
+       "sampling", "misconceptions"]
 LESSONS, _ = load_lessons()
 
 
-def test_the_nine_lessons_in_order():
+def test_the_twelve_lessons_in_order():
     assert [lesson.id for lesson in LESSONS] == IDS
-    assert [lesson.order for lesson in LESSONS] == list(range(1, 10))
+    assert [lesson.order for lesson in LESSONS] == list(range(1, 13))
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
@@ -121,7 +122,7 @@ def test_print_lesson_attention_from_the_engine():
         assert "0.941" in out.stdout and "0.631" in out.stdout  # scaled beside unscaled at seed 0
 
 
-def test_lessons_json_lists_the_nine_ids():
+def test_lessons_json_lists_the_twelve_ids():
     import json
     out = run_cli("lessons", "--json")
     data = json.loads(out.stdout)
@@ -136,7 +137,7 @@ def test_lessons_json_lists_the_nine_ids():
 
 def test_check_lessons_passes_on_the_shipped_folder():
     out = run_cli("check-lessons")
-    assert out.returncode == 0 and "9" in out.stdout
+    assert out.returncode == 0 and "12 lessons OK" in out.stdout
 
 
 # --- refusals -----------------------------------------------------------------------------

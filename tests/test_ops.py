@@ -171,3 +171,28 @@ def test_the_engine_never_touches_numpy_global_random_state():
     for view in engine.VIEWS.values():
         view.run()
     assert np.array_equal(np.random.get_state()[1], before)
+
+
+@pytest.mark.parametrize("d", [3, 8, 64])
+def test_sweep_scores_have_the_law_of_plain_q_and_k_draws(d):
+    """The d sweep draws q @ k.T from its exact law (engine.demos.qk_scores): over many draws its
+    averages match those of plain q and k of d unit normals, within a few standard errors."""
+    from engine.demos import qk_scores
+    draws, n_seq = 20000, 3
+    rng = np.random.default_rng(7)
+    q, k = rng.standard_normal((2, draws, n_seq, d))
+    plain = q @ k.transpose(0, 2, 1)
+    exact = qk_scores(np.random.default_rng(8), draws, n_seq, d)
+
+    def stats(s):  # per draw: the max weight and mean row entropy, unscaled and scaled; the 4th moment
+        out = []
+        for scale in (1.0, np.sqrt(d)):
+            w = np.exp(s / scale - (s / scale).max(-1, keepdims=True))
+            w /= w.sum(-1, keepdims=True)
+            out += [w.max(axis=(1, 2)), -(w * np.log(np.where(w > 0, w, 1))).sum(-1).mean(-1)]
+        return out + [(s[:, 0, 0] * s[:, 0, 1]) ** 2 / d**2]  # two scores that share q: mean (d + 2) / d
+
+    for a, b in zip(stats(plain), stats(exact)):
+        se = np.hypot(a.std(), b.std()) / np.sqrt(draws)
+        assert abs(a.mean() - b.mean()) < 5 * se + 1e-12
+    assert abs((plain[:, 0, 0] ** 2).mean() / d - 1) < 0.05 and abs((exact[:, 0, 0] ** 2).mean() / d - 1) < 0.05

@@ -34,4 +34,4 @@ def test_a_plain_install_packages_every_module():
     assert {"tui.screens", "tui.widgets"} <= packages
     assert all(any(fnmatch.fnmatch(pkg, pattern) for pattern in include) for pkg in packages)
     data = config["package-data"]
-    assert "data/*.npz" in data["engine"] and "*.toml" in data["lessons"] and "*.tcss" in data["tui"]
+    assert {"data/*.npz", "data/*.json"} <= set(data["engine"]) and "*.toml" in data["lessons"] and "*.tcss" in data["tui"]

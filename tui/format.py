@@ -120,7 +120,7 @@ def wrap_spans(text: str, width: int) -> list[tuple[int, int]]:
             continue
         carry = []
         if word in NO_LINE_START:  # take the previous character down with the mark
-            while line and (text[line[-1][0]:line[-1][1]] in NO_LINE_START or not carry) and len(line) > 1:
+            while line and (not carry or text[carry[0][0]:carry[0][1]] in NO_LINE_START) and len(line) > 1:
                 carry.insert(0, line.pop())
                 if text[carry[0][0]:carry[0][1]] not in NO_LINE_START:
                     break

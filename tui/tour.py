@@ -15,7 +15,9 @@ from .state import Progress
 RECAP = "recap"  # the id of the page after a lesson's last step
 RECAP_TITLE = Tr("Recap", "小结")
 
-SLOW_VIEWS = ("dsweep", "tiny-ablation")  # up to a second: computed off the UI thread, never just to light a key
+# Computed off the UI thread, never just to light a key: the BPE view learns its merges from the lessons' text
+# (about half a second) whenever the lesson files differ from those engine/data/bpe-merges.json was learned from.
+SLOW_VIEWS = ("bpe",)
 _CACHE: dict = {}
 _CACHE_SIZE = 256
 
@@ -237,10 +239,7 @@ class Tour:
     def computing_text(self) -> str:
         """What the message line says while the step's slow view computes."""
         settings = {p.name: p.default for p in get_view(self.step.view).params} | self.settings()
-        if self.step.view == "tiny-ablation":
-            from engine.views.tiny import ABLATION_SENTENCES
-            return t("computing_ablation", self.lang, run=settings["run"], n=ABLATION_SENTENCES)
-        return t("computing_dsweep", self.lang, draws=settings["draws"])
+        return t("computing_bpe", self.lang, merges=settings["merges"])
 
     def compare_result(self) -> Result | None:
         if self.step.compare is None:

@@ -75,8 +75,8 @@ class Sizing:
     preset: str = ""   # the preset these outputs were computed from
 
     @property
-    def weight_bytes(self) -> int:
-        return sizing.weight_bytes(self.cfg, self.weights_dtype)
+    def weight_bytes(self) -> int:  # int8 and int4 with one fp16 scale per block of 32 weights
+        return sizing.stored_weight_bytes(self.cfg, self.weights_dtype)
 
     @property
     def kv_per_token(self) -> int:

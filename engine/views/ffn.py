@@ -46,6 +46,13 @@ def _shares(a, b):
     ))
 
 
+def _silu_dip():
+    """Where silu is lowest, and its value there: read off a fine grid of z in [-4, 0]."""
+    z = np.linspace(-4.0, 0.0, 40001)  # steps of 1e-4
+    y = ops.silu(z)
+    return float(z[np.argmin(y)]), float(y.min())
+
+
 def _swiglu(seed):
     r = demos.swiglu_demo(seed)
     unit = r.units
@@ -58,6 +65,7 @@ def _swiglu(seed):
     memory_rows = tuple((int(j), float(unit[j, 3]), *(float(r.w_down[j, c]) for c in dims), float(added[j]))
                         for j in top)
     out_norm = float(np.linalg.norm(r.out))
+    dip_at, dip_low = _silu_dip()
     return Result("swiglu", dict(seed=seed), (
         Table("gate", Tr("One token through SwiGLU: the gate decides what passes",
                          "一个词元经过 SwiGLU：门控决定放行多少"),
@@ -77,6 +85,8 @@ def _swiglu(seed):
     ), (Fact("open_unit", Tr("the most open unit", "最开的单元"), opened, "d"),
         Fact("open_gate", Tr("its gate", "它的门控"), float(unit[opened, 0]), "+.2f"),
         Fact("open_silu", Tr("silu lets through", "silu 放行"), float(unit[opened, 1]), "+.2f"),
+        Fact("open_share", Tr("silu(gate) / gate, which is sigmoid(gate)", "silu(gate) / gate，即 sigmoid(gate)"),
+             float(unit[opened, 1] / unit[opened, 0]), "pct"),
         Fact("closed_unit", Tr("the most nearly shut unit", "最接近关死的单元"), closed, "d"),
         Fact("closed_gate", Tr("its gate", "它的门控"), float(unit[closed, 0]), "+.2f"),
         Fact("closed_silu", Tr("silu lets through", "silu 放行"), float(unit[closed, 1]), "+.2f"),
@@ -87,7 +97,9 @@ def _swiglu(seed):
         Fact("top_unit", Tr("the unit that adds most", "加得最多的单元"), int(top[0]), "d"),
         Fact("top_share", Tr("its share of the output's length", "它占输出长度的比例"),
              memory_rows[0][-1] / out_norm if out_norm else 0.0, "pct"),
-        Fact("units", Tr("hidden units", "隐藏单元数"), int(unit.shape[0]), "d")))
+        Fact("units", Tr("hidden units", "隐藏单元数"), int(unit.shape[0]), "d"),
+        Fact("dip_at", Tr("where silu is lowest", "silu 最低处的 z"), dip_at, "+.2f"),
+        Fact("dip_low", Tr("silu's lowest value", "silu 的最低值"), dip_low, "+.2f")))
 
 
 register(View("swiglu", Tr("The SwiGLU feed-forward network, one token", "SwiGLU 前馈网络：一个词元"),

@@ -2,9 +2,24 @@
 
 import numpy as np
 
-from .. import demos, ops
+from .. import demos, ops, sizing
 from ..errors import ParamError
 from .core import Column, Fact, Param, Result, Table, Tr, View, col, matrix_table, register, token_labels
+
+
+# Presets whose heads tile d_model, then the two whose heads do not.
+_TILING = ("llama2-7b", "llama3-8b", "llama3.2-1b", "gemma-2b", "gemma-7b", "mistral-nemo-12b")
+
+
+def _tiling_rows():
+    """heads x head_dim against d_model for some of sizing's presets."""
+    rows = []
+    for name in _TILING:
+        cfg = sizing.PRESETS[name]
+        product = cfg.n_head * cfg.d_head
+        rows.append((cfg.name, cfg.n_head, cfg.d_head, product, cfg.d_model,
+                     Tr("yes", "是") if product == cfg.d_model else Tr("no", "否")))
+    return tuple(rows)
 
 
 def _heads(heads, seed, n):
@@ -30,6 +45,11 @@ def _heads(heads, seed, n):
                                                                   for j, lab in enumerate(labels)),
                         tuple((h, *map(float, w[-1])) for h, w in enumerate(r.weights)), heat=True))
     tables += [matrix_table(f"head{h}", Tr(f"Head {h}", f"{h} 号头"), w, labels) for h, w in enumerate(r.weights)]
+    tiling = _tiling_rows()
+    tables.append(Table("tiling", Tr("Do the heads tile d_model? Model cards", "各头是否正好拼满 d_model？看模型参数"),
+                        (col("model", "model", "模型"), col("heads", "heads", "头数", "d"),
+                         col("head_dim", "head_dim", "每头维度", "d"), col("product", "heads x head_dim", "头数 x 每头维度", ","),
+                         col("d_model", "d_model", "d_model", ","), col("tiles", "equal", "相等")), tiling))
     last = r.weights[:, -1, :]  # [n_head, n_seq]: where the last token looks in each head
     sharp, flat = int(np.argmax(last.max(axis=1))), int(np.argmin(last.max(axis=1)))
     return Result("heads", dict(heads=heads, seed=seed, n=n), tuple(tables), (

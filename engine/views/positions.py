@@ -1,8 +1,14 @@
 """Lesson 2: sinusoidal positions, RoPE, and attention without positions."""
 
+import numpy as np
+
 from .. import demos, positions
 from ..errors import check_bytes
-from .core import Column, Fact, Param, Result, Table, Tr, View, col, matrix_table, pick_rows, register
+from .core import Column, Fact, Param, Result, Table, Tr, View, col, fmt_value, matrix_table, pick_rows, register
+
+
+# Context lengths to set against the slowest pair: Llama 2's and Llama 3's trained contexts, then 32k and 128k.
+REACH_CONTEXTS = (4096, 8192, 32768, 131072)
 
 
 def _positional(n, d, base):
@@ -17,6 +23,8 @@ def _positional(n, d, base):
     pairs = pick_rows(d // 2)
     freq, wave = positions.frequencies(d, base), positions.wavelengths(d, base)
     wave_rows = tuple((i, f"d{2 * i}, d{2 * i + 1}", float(freq[i]), float(wave[i])) for i in pairs)
+    reach = tuple((n_ctx, float(np.degrees((n_ctx - 1) * freq[-1])), int(np.sum((n_ctx - 1) * freq < 2 * np.pi)))
+                  for n_ctx in REACH_CONTEXTS)  # the largest gap in a context of n_ctx is n_ctx - 1 positions
     return Result("positional", dict(n=n, d=d, base=base), (
         Table("table", Tr("Sinusoidal positions: sin on even dims, cos on odd", "正弦位置编码：偶数维 sin，奇数维 cos"),
               cols, rows, note=note),
@@ -24,8 +32,16 @@ def _positional(n, d, base):
               (col("pair", "pair i", "第 i 对"), col("dims", "dims", "维度"),
                col("theta", "theta (rad/pos)", "theta（弧度/位）", ".4g"),
                col("wavelength", "wavelength (pos)", "波长（位置数）", "sig3")), wave_rows),
+        Table("reach", Tr(f"The slowest of {d // 2} pairs (d = {d}, base {fmt_value(base)}) across a context",
+                          f"{d // 2} 对中最慢的一对（d = {d}，底数 {fmt_value(base)}）跨过整段上下文"),
+              (col("context", "context (positions)", "上下文（位置数）", ","),
+               col("angle", "slowest pair turns (deg)", "最慢一对转过（度）", ",.1f"),
+               col("under", "pairs under one turn", "不满一圈的对数", "d")), reach,
+              note=Tr("turns over the largest gap in the context: its length minus 1",
+                      "转角按上下文里最大的间隔计，即长度减 1")),
     ), (Fact("fastest", Tr("fastest wavelength", "最快的波长"), float(wave[0]), "sig3"),
-        Fact("slowest", Tr("slowest wavelength", "最慢的波长"), float(wave[-1]), "sig3")))
+        Fact("slowest", Tr("slowest wavelength", "最慢的波长"), float(wave[-1]), "sig3"),
+        Fact("pairs", Tr("dim pairs", "维度对数"), d // 2, "d")))
 
 
 def _rope(d, base, seed):

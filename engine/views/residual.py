@@ -44,7 +44,10 @@ def _residual(residual, seed, layers):
     ), (Fact("last_cos_on", Tr("cos with the embedding after the last layer, with the adds",
                                "最后一层之后与嵌入的余弦（相加）"), rows[-1][3], "+.2f"),
         Fact("last_cos_off", Tr("cos with the embedding after the last layer, replacing x",
-                                "最后一层之后与嵌入的余弦（替换）"), rows[-1][5], "+.2f")))
+                                "最后一层之后与嵌入的余弦（替换）"), rows[-1][5], "+.2f"),
+        Fact("n_seq", Tr("positions: <bos> and the words", "位置数：<bos> 加上各个词"), x0.shape[0], "d"),
+        Fact("n_words", Tr("words after <bos>", "<bos> 之后的词数"), len(random_llama.PROMPT) - 1, "d"),
+        Fact("d_model", Tr("numbers per position", "每个位置的数"), x0.shape[1], "d")))
 
 
 register(View("mask", Tr("The causal mask", "因果掩码"),

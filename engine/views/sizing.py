@@ -151,9 +151,15 @@ def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int |
                   sum(n for k, n in rep["items"].items() if k.startswith("norm/")), ",")]
     if published is not None:  # the preset's, even when fields were changed: the screen says which
         published_name = published_name or cfg.name
-        facts.append(Fact("published", Tr(f"published count of {published_name}", f"{published_name} 公布的参数量"),
+        facts.append(Fact("published", Tr(f"count of the released {published_name} checkpoint",
+                                          f"发布的 {published_name} 权重文件的参数量"),
                           published, ","))
         facts.append(Fact("matches", Tr("this count equals it", "本次计数与之相等"), total == published))
+    facts += [Fact("int4_bare", Tr("int4 weights without their scales", "不算缩放系数的 int4 权重"),
+                   rep["weight_bytes"]["int4"], "bytes"),
+              Fact("int4_scales", Tr("int4's fp16 scales, one per block", "int4 的 fp16 缩放系数，每块一个"),
+                   sizing.scale_bytes(cfg, "int4"), "bytes"),
+              Fact("block", Tr("weights per quantisation block", "每个量化块的权重数"), sizing.QUANT_BLOCK, "d")]
     kv = rep["kv_cache"]
     return Result("params", settings or {}, (
         _summary_table(cfg, rep, name),
@@ -162,13 +168,15 @@ def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int |
                col("share", "share", "占比", "pct")), rows),
         _shares_table(cfg, rep, name),
         Table("memory", Tr("Memory: the weights, and full fine-tuning", "内存：权重，以及全量微调"),
-              (col("dtype", "dtype", "精度"), col("bytes", "bytes", "字节", ","), col("size", "size", "大小", "bytes")),
-              tuple((dtype, b, b) for dtype, b in rep["weight_bytes"].items())
-              + ((Tr("fine-tune", "全量微调"), rep["finetune_bytes"], rep["finetune_bytes"]),),
-              note=Tr(f"fine-tune: Adam in mixed precision, {sizing.FINETUNE_BYTES_PER_PARAM} bytes per parameter "
-                      "(fp16 weights and gradients, fp32 master copy and two moments), activations not counted",
-                      f"全量微调：混合精度 Adam，每个参数 {sizing.FINETUNE_BYTES_PER_PARAM} 字节"
-                      "（fp16 权重与梯度、fp32 主副本与两个动量），不含激活值")),
+              (col("dtype", "dtype", "精度"), col("bits", "bits/weight", "每权重位数", "g"),
+               col("bytes", "bytes", "字节", ","), col("size", "size", "大小", "bytes")),
+              tuple((dtype, sizing.bits_per_weight(dtype), b, b) for dtype, b in rep["stored_bytes"].items())
+              + ((Tr("fine-tune", "全量微调"), 8 * sizing.FINETUNE_BYTES_PER_PARAM, rep["finetune_bytes"],
+                  rep["finetune_bytes"]),),
+              note=Tr(f"int8, int4: one fp16 scale per {sizing.QUANT_BLOCK} weights (GGUF Q8_0, Q4_0); "
+                      "fine-tune: Adam",
+                      f"int8、int4：每 {sizing.QUANT_BLOCK} 个权重一个 fp16 缩放系数（GGUF Q8_0、Q4_0）；"
+                      "全量微调：Adam")),
         Table("kv", Tr("KV cache in fp16", "fp16 的 KV 缓存"),
               (col("what", "what", "项目"), col("bytes", "bytes", "字节", ","), col("size", "size", "大小", "bytes")),
               ((Tr("per token", "每个词元"), kv["per_token"], kv["per_token"]),
@@ -177,23 +185,39 @@ def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int |
     ), tuple(facts))
 
 
+def trained_mark(n_ctx: int, trained: int) -> Tr:
+    """A table cell: is a context within the length the model was trained for, or beyond it?"""
+    return Tr("beyond", "超出") if n_ctx > trained else Tr("within", "以内")
+
+
 def _kvcache(preset, context, kv_heads, batch, dtype):
     cfg = config_from(preset, None, None, None, kv_heads, None, None, None, None)
+    trained = sizing.TRAINED_CONTEXT[preset]
     variants = [(Tr(f"MHA, kv_heads={cfg.n_head}", f"MHA，kv_heads={cfg.n_head}"), cfg.with_(n_kv_head=cfg.n_head)),
                 (Tr(f"this model, kv_heads={cfg.n_kv_head}", f"本模型，kv_heads={cfg.n_kv_head}"), cfg),
                 (Tr("MQA, kv_heads=1", "MQA，kv_heads=1"), cfg.with_(n_kv_head=1))]
     weights = sizing.weight_bytes(cfg, "fp16")  # the weights stay fp16; dtype is the cache's precision
-    rows = tuple((name, sizing.kv_bytes_per_token(c, dtype), sizing.kv_cache_bytes(c, context, batch, dtype),
-                  sizing.weight_bytes(c, "fp16") + sizing.kv_cache_bytes(c, context, batch, dtype))
-                 for name, c in variants)  # each variant with its own weights: fewer KV heads, smaller W_k, W_v
-    sweep = tuple((n, sizing.kv_cache_bytes(cfg, n, batch, dtype)) for n in (1024, 4096, 8192, 32768, 131072))
+    caches = [sizing.kv_cache_bytes(c, context, batch, dtype) for _, c in variants]
+    # each variant with its own weights: fewer KV heads also means narrower W_k and W_v
+    own_weights = [sizing.weight_bytes(c, "fp16") for _, c in variants]
+    cache_rows = tuple((name, sizing.kv_bytes_per_token(c, dtype), cache)
+                       for (name, c), cache in zip(variants, caches))
+    memory_rows = tuple((name, w, cache, w + cache) for (name, _), w, cache in zip(variants, own_weights, caches))
+    sweep = tuple((n, sizing.kv_cache_bytes(cfg, n, batch, dtype), trained_mark(n, trained))
+                  for n in (1024, 4096, 8192, 32768, 131072))
+    where = Tr(f"{cfg.name} at {context:,} tokens, batch {batch}", f"{cfg.name} 在 {context:,} 个词元、批大小 {batch} 时")
     return Result("kvcache", dict(preset=preset, context=context, kv_heads=cfg.n_kv_head, batch=batch, dtype=dtype), (
-        Table("cache", Tr(f"KV cache of {cfg.name} at {context:,} tokens, batch {batch}",
-                          f"{cfg.name} 在 {context:,} 个词元、批大小 {batch} 时的 KV 缓存"),
+        Table("cache", Tr(f"KV cache of {where.en}", f"{where.zh}的 KV 缓存"),
               (col("variant", "attention", "注意力"), col("per_token", "per token", "每词元", "bytes"),
-               col("cache", "cache", "缓存", "bytes"), col("total", "weights + cache", "权重 + 缓存", "bytes")), rows),
+               col("cache", "cache", "缓存", "bytes")), cache_rows),
+        Table("memory", Tr(f"Memory of {where.en}", f"{where.zh}的内存"),
+              (col("variant", "attention", "注意力"), col("weights", "fp16 weights", "fp16 权重", "bytes"),
+               col("cache", "cache", "缓存", "bytes"), col("total", "weights + cache", "权重 + 缓存", "bytes")),
+              memory_rows, note=Tr("each row has its own weights: W_k and W_v are kv_heads x head_dim wide",
+                                   "每一行用自己那一版权重：W_k 和 W_v 宽 kv_heads x head_dim")),
         Table("context", Tr("The cache grows with every token", "缓存随上下文长度线性增长"),
-              (col("context", "context", "上下文", ","), col("cache", "cache", "缓存", "bytes")), sweep),
+              (col("context", "context", "上下文", ","), col("cache", "cache", "缓存", "bytes"),
+               col("trained", f"trained ctx {trained:,}", f"训练长度 {trained:,}")), sweep),
     ), (Fact("formula", Tr("bytes per token", "每词元字节"),
              f"2 x {cfg.n_layer} x {cfg.n_kv_head} x {cfg.d_head} x {sizing.BYTES_PER_PARAM[dtype]:g}"),
         Fact("weights", Tr("weights in fp16", "fp16 权重"), weights, "bytes"),
@@ -202,7 +226,12 @@ def _kvcache(preset, context, kv_heads, batch, dtype):
         Fact("mqa", Tr("one KV head for all", "所有查询头共用一个键值头"), cfg.n_kv_head == 1),
         Fact("changed", Tr(f"kv_heads differs from {cfg.name}'s own", f"kv_heads 与 {cfg.name} 原本的不同"),
              cfg.n_kv_head != sizing.preset(preset).n_kv_head),
-        Fact("model", Tr("model", "模型"), cfg.name)))
+        Fact("model", Tr("model", "模型"), cfg.name),
+        Fact("trained", Tr(f"context {cfg.name} was trained for", f"{cfg.name} 训练时的上下文长度"), trained, ","),
+        Fact("beyond", Tr("this context is beyond it", "当前上下文超出了它"), context > trained),
+        Fact("saved_cache", Tr("MHA to MQA: cache saved", "从 MHA 到 MQA：省下的缓存"), caches[0] - caches[2], "bytes"),
+        Fact("saved_weights", Tr("MHA to MQA: W_k and W_v weights saved", "从 MHA 到 MQA：W_k、W_v 省下的权重"),
+             own_weights[0] - own_weights[2], "bytes")))
 
 
 def _compare(a, b, context):

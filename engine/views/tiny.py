@@ -146,58 +146,87 @@ def _subject_position(words) -> int:
     return 3 if words[2] in corpus.ADJECTIVES else 2
 
 
-def _tiny_ablation(sentence, run):
+RUNS = ("seed0", "seed1")
+
+
+def _tiny_ablation(sentence):
     from .. import corpus
-    w, cfg, words, logits, keep = _tiny_run(sentence, run=run)
+    from ..tiny import PROBE_SENTENCES
     s = corpus.parse(sentence)
     if s.verb_at is None:
         raise ParamError("the sentence needs a verb that agrees with its subject, such as sits or sit",
                          "句子里需要一个与主语一致的动词，比如 sits 或 sit")
     good, bad = corpus.verb_pair(s)
     # the verb is predicted at the position before it; in <bos>-indexed terms that is verb_at
-    pos, subj = s.verb_at, _subject_position(words)
-    base = float(logits[pos, good] - logits[pos, bad])
-    rows = []
-    for layer in range(cfg.n_layer):
-        for h in range(cfg.n_head):
-            mask = np.ones((cfg.n_layer, cfg.n_head))
-            mask[layer, h] = 0
-            ab = _tiny_run(sentence, mask, run)[3]
-            margin = float(ab[pos, good] - ab[pos, bad])
-            rows.append((layer + 1, h, float(keep["attn"][layer][0, h, pos, subj]), margin, margin - base))
-    most_attn = max(rows, key=lambda r: r[2])
-    most_hurt = min(rows, key=lambda r: r[4])
-    same = most_attn[:2] == most_hurt[:2]
-    average = _ablation_average(run)
-    avg_attn = max(average, key=lambda r: r[2])
-    avg_hurt = min(average, key=lambda r: r[3])
+    pos, words = s.verb_at, ["<bos>", *s.tokens]
+    subj = _subject_position(words)
+    one, base = {}, {}
+    for run in RUNS:
+        w, cfg, _, logits, keep = _tiny_run(sentence, run=run)
+        base[run] = float(logits[pos, good] - logits[pos, bad])
+        one[run] = []
+        for layer in range(cfg.n_layer):
+            for h in range(cfg.n_head):
+                mask = np.ones((cfg.n_layer, cfg.n_head))
+                mask[layer, h] = 0
+                ab = _tiny_run(sentence, mask, run)[3]
+                change = float(ab[pos, good] - ab[pos, bad]) - base[run]
+                one[run].append((layer + 1, h, float(keep["attn"][layer][0, h, pos, subj]), change))
+    average = {run: [(a["layer"], a["head"], a["attention"], a["change"], a["lost"]) for a in _trained(run)[2]["ablation"]]
+               for run in RUNS}
     name = lambda r: Tr(f"layer {r[0]} head {r[1]}", f"第 {r[0]} 层 {r[1]} 号头")  # noqa: E731
-    return Result("tiny-ablation", dict(sentence=sentence, run=run), (
-        Table("heads", Tr(f'Which head carries agreement in "{sentence}"', f"「{sentence}」里谁在传递主谓一致"),
-              (col("layer", "layer", "层", "d"), col("head", "head", "头", "d"),
-               col("attn", f'attention on "{words[subj]}"', f"对「{words[subj]}」的注意力", ".3f"),
-               col("margin", "margin without it", "去掉后的差值", "+.2f"),
-               col("change", "change", "变化", "+.2f")), tuple(rows),
-              note=Tr(f'margin: logit of "{corpus.VOCAB[good]}" minus "{corpus.VOCAB[bad]}" where the verb is '
-                      f"predicted; {base:+.2f} with every head", f"差值：预测动词处「{corpus.VOCAB[good]}」的 logit "
-                      f"减去「{corpus.VOCAB[bad]}」；所有头都在时为 {base:+.2f}")),
-        Table("average", Tr(f"Averaged over {ABLATION_SENTENCES} unseen sentences whose distractor has the "
-                            "other number", f"对 {ABLATION_SENTENCES} 个未见过、且干扰名词单复数相反的句子取平均"),
-              (col("layer", "layer", "层", "d"), col("head", "head", "头", "d"),
-               col("attn", "attention on subject", "对主语的注意力", ".3f"),
-               col("change", "margin change", "差值变化", "+.2f"),
-               col("flipped", "agreement lost", "一致出错比例", "pct")), average),
-    ), (Fact("margin", Tr("margin with every head", "所有头都在时的差值"), base, "+.2f"),
-        Fact("most_attention", Tr("looks hardest at the subject", "最关注主语的头"), name(most_attn)),
-        Fact("most_needed", Tr("silencing it lowers the margin most", "静音后差值降得最多的头"), name(most_hurt)),
-        Fact("same_head", Tr("the same head", "是同一个头"), same),
-        Fact("avg_attention", Tr("on average, looks hardest at the subject", "平均而言最关注主语的头"), name(avg_attn)),
-        Fact("avg_needed", Tr("on average, silencing it lowers the margin most", "平均而言静音后差值降得最多的头"),
-             name(avg_hurt)),
-        Fact("avg_same", Tr("on average, the same head", "平均而言是同一个头"), avg_attn[:2] == avg_hurt[:2])))
+    both = lambda rows: tuple(a[:2] + a[2:4] + b[2:4] for a, b in zip(*(rows[run] for run in RUNS)))  # noqa: E731
+    columns = (col("layer", "layer", "层", "d"), col("head", "head", "头", "d"),
+               *(c for run in RUNS for c in (col(f"{run}_attn", f"{run} attn", f"{run} 注意力", ".3f"),
+                                             col(f"{run}_change", f"{run} change", f"{run} 变化", "+.2f"))))
+    facts = []
+    for run in RUNS:
+        most_attn, most_hurt = max(one[run], key=lambda r: r[2]), min(one[run], key=lambda r: r[3])
+        avg_attn, avg_hurt = max(average[run], key=lambda r: r[2]), min(average[run], key=lambda r: r[3])
+        facts += [
+            Fact(f"{run}_margin", Tr(f"{run}: margin with every head", f"{run}：所有头都在时的差值"), base[run], "+.2f"),
+            Fact(f"{run}_most_attention", Tr(f"{run}: looks hardest at the subject", f"{run}：最关注主语的头"),
+                 name(most_attn)),
+            Fact(f"{run}_most_needed", Tr(f"{run}: silencing it lowers the margin most", f"{run}：静音后差值降得最多的头"),
+                 name(most_hurt)),
+            Fact(f"{run}_same", Tr(f"{run}: the same head", f"{run}：是同一个头"), most_attn[:2] == most_hurt[:2]),
+            Fact(f"{run}_avg_attention", Tr(f"{run}, on average: looks hardest at the subject",
+                                            f"{run}，平均而言：最关注主语的头"), name(avg_attn)),
+            Fact(f"{run}_avg_attn_value", Tr(f"{run}, on average: its attention on the subject",
+                                             f"{run}，平均而言：它对主语的注意力"), avg_attn[2], ".3f"),
+            Fact(f"{run}_avg_attn_change", Tr(f"{run}, on average: the margin change without it",
+                                              f"{run}，平均而言：去掉它后差值的变化"), avg_attn[3], "+.2f"),
+            Fact(f"{run}_avg_needed", Tr(f"{run}, on average: silencing it lowers the margin most",
+                                         f"{run}，平均而言：静音后差值降得最多的头"), name(avg_hurt)),
+            Fact(f"{run}_avg_needed_attn", Tr(f"{run}, on average: its attention on the subject",
+                                              f"{run}，平均而言：它对主语的注意力"), avg_hurt[2], ".3f"),
+            Fact(f"{run}_avg_needed_change", Tr(f"{run}, on average: the margin change without it",
+                                                f"{run}，平均而言：去掉它后差值的变化"), avg_hurt[3], "+.2f"),
+            Fact(f"{run}_avg_needed_lost", Tr(f"{run}, on average: agreement lost without it",
+                                              f"{run}，平均而言：去掉它后一致出错的比例"), avg_hurt[4], "pct"),
+            Fact(f"{run}_avg_same", Tr(f"{run}, on average: the same head", f"{run}，平均而言：是同一个头"),
+                 avg_attn[:2] == avg_hurt[:2]),
+            Fact(f"{run}_spread", Tr(f"{run}: no one silenced head breaks agreement in 5 % of sentences",
+                                     f"{run}：静音任何一个头，一致出错都不到 5 %"), max(r[4] for r in average[run]) < 0.05),
+            Fact(f"{run}_most_lost", Tr(f"{run}: the most agreement one silenced head loses",
+                                        f"{run}：静音单个头最多让多少句子一致出错"), max(r[4] for r in average[run]), "pct"),
+        ]
+    facts.append(Fact("sentences", Tr("unseen sentences averaged over", "取平均的未见句子数"), PROBE_SENTENCES, ","))
+    return Result("tiny-ablation", dict(sentence=sentence), (
+        Table("heads", Tr(f'Silencing each head in "{sentence}"', f"在「{sentence}」里逐个静音各头"), columns,
+              both(one), note=Tr(
+                  f'attn: on "{words[subj]}" where the verb is predicted; change: of the margin, logit of '
+                  f'"{corpus.VOCAB[good]}" minus "{corpus.VOCAB[bad]}"',
+                  f"注意力：预测动词处对「{words[subj]}」的注意力；变化：差值（「{corpus.VOCAB[good]}」"
+                  f"的 logit 减「{corpus.VOCAB[bad]}」）的变化")),
+        Table("average", Tr(f"Averaged over {PROBE_SENTENCES} unseen sentences whose distractor has the "
+                            "other number", f"对 {PROBE_SENTENCES} 个未见过、且干扰名词单复数相反的句子取平均"),
+              columns, both(average),
+              note=Tr("attn: on the subject where the verb is predicted; change: mean margin change",
+                      "注意力：预测动词处对主语的注意力；变化：静音后差值的平均变化")),
+    ), tuple(facts))
 
 
-ABLATION_SENTENCES = 300
 _RUN = Param("run", "choice", "seed0", Tr("which shipped training run", "随附的哪一次训练"), choices=("seed0", "seed1"))
 
 
@@ -209,40 +238,6 @@ def _lazy_source(module: str, name: str):
     return source
 
 
-def _ablation_average(run: str = "seed0"):
-    """Per head: mean attention from the verb's position to the subject, and the mean change in the
-    agreement margin when the head is silenced, over unseen sentences with a mismatched distractor."""
-    if run not in _ABLATION:
-        from .. import corpus
-        w, cfg, _ = _trained(run)
-        drawn = corpus.draw_ids(np.random.default_rng(11), ABLATION_SENTENCES * 8, "held-out")
-        batch = drawn[np.flatnonzero(drawn.mismatch)[:ABLATION_SENTENCES]]
-        ids, pos = batch.ids, batch.verb_at
-        subj = np.where(np.isin(ids[:, 2], [corpus.INDEX[a] for a in corpus.ADJECTIVES]), 3, 2)  # after "the" (adj)
-        pairs = np.stack([batch.good, batch.bad], 1)
-        rows_ = np.arange(len(batch))
-        inputs = ids[:, : pos.max() + 1]  # all that is read is at pos, and causal attention sees nothing later
-
-        def margins(mask=None):
-            keep = {}
-            logits = llama.forward(w, inputs, cfg.n_head, keep=keep, head_mask=mask)
-            at = logits[rows_, pos]
-            return at[rows_, pairs[:, 0]] - at[rows_, pairs[:, 1]], keep
-
-        base, keep = margins()
-        out = []
-        for layer in range(cfg.n_layer):
-            for h in range(cfg.n_head):
-                mask = np.ones((cfg.n_layer, cfg.n_head))
-                mask[layer, h] = 0
-                m, _ = margins(mask)
-                attn = keep["attn"][layer][rows_, h, pos, subj]
-                out.append((layer + 1, h, float(attn.mean()), float((m - base).mean()), float(np.mean(m <= 0))))
-        _ABLATION[run] = tuple(out)
-    return _ABLATION[run]
-
-
-_ABLATION: dict = {}
 
 
 def _wrapped_words(label, words, width=50):
@@ -283,7 +278,7 @@ register(View("tiny-next", Tr("The trained tiny Llama: next token and logit lens
 
 register(View("tiny-attention", Tr("The trained tiny Llama: every head's attention", "训练好的小 Llama：每个头的注意力"),
      (Param("sentence", "sentence", "the cat sat on the mat .", Tr("the sentence", "句子")),
-      Param("layer", "int", 1, Tr("which layer", "哪一层"), 1, 4)),
+      Param("layer", "int", 1, Tr("which layer", "哪一层"), 1, 2)),  # the shipped runs have 2 layers
      _tiny_attention, (llama.forward,)))
 
 register(View("tiny-verb", Tr("The trained tiny Llama: where the verb looks", "训练好的小 Llama：动词看向哪里"),
@@ -295,5 +290,5 @@ register(View("tiny-heads", Tr("The trained tiny Llama: heads pulled apart", "�
 
 register(View("tiny-ablation", Tr("The trained tiny Llama: which head carries agreement", "训练好的小 Llama：谁在传递主谓一致"),
      (Param("sentence", "sentence", "the cat near the dogs sits .", Tr("a sentence with an agreeing verb",
-                                                                        "带一致动词的句子")), _RUN),
-     _tiny_ablation, (llama.forward,)))
+                                                                        "带一致动词的句子")),),
+     _tiny_ablation, (llama.forward, _lazy_source("tiny", "ablation"))))
