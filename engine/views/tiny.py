@@ -179,6 +179,11 @@ def _tiny_ablation(sentence):
     columns = (col("layer", "layer", "层", "d"), col("head", "head", "头", "d"),
                *(c for run in RUNS for c in (col(f"{run}_attn", f"{run} attn", f"{run} 注意力", ".3f"),
                                              col(f"{run}_change", f"{run} change", f"{run} 变化", "+.2f"))))
+    def head_facts(key, r, what):  # a head picked out of the averages: which, its attention, its margin change
+        return (Fact(key, what, name(r)),
+                Fact(f"{key}_attn", Tr("  that head's attention on the subject", "  该头对主语的注意力"), r[2], ".3f"),
+                Fact(f"{key}_change", Tr("  the margin change without it", "  去掉它后差值的变化"), r[3], "+.2f"))
+
     facts = []
     for run in RUNS:
         most_attn, most_hurt = max(one[run], key=lambda r: r[2]), min(one[run], key=lambda r: r[3])
@@ -190,18 +195,10 @@ def _tiny_ablation(sentence):
             Fact(f"{run}_most_needed", Tr(f"{run}: silencing it lowers the margin most", f"{run}：静音后差值降得最多的头"),
                  name(most_hurt)),
             Fact(f"{run}_same", Tr(f"{run}: the same head", f"{run}：是同一个头"), most_attn[:2] == most_hurt[:2]),
-            Fact(f"{run}_avg_attention", Tr(f"{run}, on average: looks hardest at the subject",
-                                            f"{run}，平均而言：最关注主语的头"), name(avg_attn)),
-            Fact(f"{run}_avg_attn_value", Tr(f"{run}, on average: its attention on the subject",
-                                             f"{run}，平均而言：它对主语的注意力"), avg_attn[2], ".3f"),
-            Fact(f"{run}_avg_attn_change", Tr(f"{run}, on average: the margin change without it",
-                                              f"{run}，平均而言：去掉它后差值的变化"), avg_attn[3], "+.2f"),
-            Fact(f"{run}_avg_needed", Tr(f"{run}, on average: silencing it lowers the margin most",
-                                         f"{run}，平均而言：静音后差值降得最多的头"), name(avg_hurt)),
-            Fact(f"{run}_avg_needed_attn", Tr(f"{run}, on average: its attention on the subject",
-                                              f"{run}，平均而言：它对主语的注意力"), avg_hurt[2], ".3f"),
-            Fact(f"{run}_avg_needed_change", Tr(f"{run}, on average: the margin change without it",
-                                                f"{run}，平均而言：去掉它后差值的变化"), avg_hurt[3], "+.2f"),
+            *head_facts(f"{run}_avg_attention", avg_attn, Tr(f"{run}, on average: looks hardest at the subject",
+                                                              f"{run}，平均而言：最关注主语的头")),
+            *head_facts(f"{run}_avg_needed", avg_hurt, Tr(f"{run}, on average: silencing it lowers the margin most",
+                                                           f"{run}，平均而言：静音后差值降得最多的头")),
             Fact(f"{run}_avg_needed_lost", Tr(f"{run}, on average: agreement lost without it",
                                               f"{run}，平均而言：去掉它后一致出错的比例"), avg_hurt[4], "pct"),
             Fact(f"{run}_avg_same", Tr(f"{run}, on average: the same head", f"{run}，平均而言：是同一个头"),
