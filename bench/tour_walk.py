@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.term import PY, TARGETS, screen, tmux, wait_quiet  # noqa: E402  (after the path is set)
 from lessons.loader import applies, load_lessons  # noqa: E402
+from tui.tour import SLOW_VIEWS  # noqa: E402  (computed in a worker: the walk waits longer for the result)
 
 
 def bare(presses: int = 20, quiet: float = 0.3) -> list[dict]:
@@ -67,7 +68,7 @@ def walk(lesson, lang: str, state: str, quiet: float = 0.3, cmd=None, applies=ap
             for x in lesson.experiments:
                 if x.action is None and applies(x, step):
                     for n in range(len(x.values)):
-                        press(x.key, step, "experiment", n + 1, quiet if step.view != "dsweep" else 1.5)
+                        press(x.key, step, "experiment", n + 1, quiet if step.view not in SLOW_VIEWS else 1.5)
             for key in tail:
                 press(key, step, "reset" if key == "0" else "next step")
         if "Traceback" in screen(name):

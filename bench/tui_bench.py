@@ -80,7 +80,7 @@ def run_once(cmd, ready, keys, env):
 def tour_keys(presses):
     """Experiment key 1 in three lessons, each press checked on screen by its new setting in the footer."""
     cycles = {
-        "positional": ["base=100", "base=10000"],
+        "positional": ["base=500000", "base=100", "base=10000"],
         "attention": ["d=64", "d=512", "d=4096", "d=8"],
         "heads": ["heads=8", "heads=4"],
     }
