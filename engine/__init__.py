@@ -21,7 +21,8 @@ Importing `engine` imports nothing else; each name below loads its module on fir
 import importlib
 
 _HOMES = {
-    "demos": ("DEMO_SEED", "attention_demo", "cat_demo", "d_sweep", "multi_head_demo", "permutation_demo",
+    "seeds": ("DEMO_SEED",),
+    "demos": ("attention_demo", "cat_demo", "d_sweep", "multi_head_demo", "permutation_demo",
               "rope_demo", "swiglu_demo"),
     "errors": ("MAX_BYTES", "EngineError", "ParamError", "SizeError", "check_bytes"),
     "ops": ("attention", "causal_mask", "entropy", "merge_heads", "rms_norm", "silu", "softmax", "split_heads",

@@ -10,8 +10,7 @@ import numpy as np
 from .errors import check_bytes
 from .ops import attention, entropy, silu, softmax, split_heads
 from .positions import apply_rope, sinusoidal_positions
-
-DEMO_SEED = 0
+from .seeds import DEMO_SEED
 SWEEP_DIMS = (8, 64, 512, 4096)
 
 

@@ -239,6 +239,15 @@ HOMES = {
 }
 
 
+def lazy_source(module: str, name: str):
+    """An engine function for the code key, imported only when its code is shown: a view module can then
+    leave heavy engine modules unimported until a view of it runs."""
+    def source():
+        return getattr(importlib.import_module(f"engine.{module}"), name)
+    source.lazy = True
+    return source
+
+
 def register(view: View) -> View:
     """Add a view to the registry; its id must be new."""
     if view.id in VIEWS:

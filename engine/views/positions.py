@@ -2,9 +2,11 @@
 
 import numpy as np
 
-from .. import demos, positions
+from .. import positions
 from ..errors import check_bytes
-from .core import Column, Fact, Param, Result, Table, Tr, View, col, fmt_value, matrix_table, pick_rows, register
+from ..seeds import DEMO_SEED
+from .core import (Column, Fact, Param, Result, Table, Tr, View, col, fmt_value, lazy_source, matrix_table,
+                   pick_rows, register)
 
 
 # Context lengths to set against the slowest pair: Llama 2's and Llama 3's trained contexts, then 32k and 128k.
@@ -45,6 +47,7 @@ def _positional(n, d, base):
 
 
 def _rope(d, base, seed):
+    from .. import demos  # the demos load only when one of them runs: print positional needs none
     rows = demos.rope_demo(d, base, seed)
     return Result("rope", dict(d=d, base=base, seed=seed), (
         Table("scores", Tr("One q and one k at three places, the same distance apart",
@@ -61,6 +64,7 @@ _PERM_WORDS = {"Alice": Tr("Alice", "甲"), "owes": Tr("owes", "欠"), "Bob": Tr
 
 
 def _permutation(positions, seed, d):  # the name shadows the module, unused here
+    from .. import demos
     r = demos.permutation_demo(seed, d, positions)
     a_words, b_words = [_PERM_WORDS[t] for t in r.tokens], [_PERM_WORDS[t] for t in r.shuffled]
     title_a = Tr(" ".join(w.en for w in a_words), "".join(w.zh for w in a_words))
@@ -85,11 +89,11 @@ register(View("positional", Tr("Sinusoidal positions", "正弦位置编码"),
 register(View("rope", Tr("Rotary positions (RoPE)", "旋转位置编码（RoPE）"),
      (Param("d", "int", 8, Tr("dims", "维度"), 2, 10**9, even=True),
       Param("base", "float", 10000.0, Tr("base of the frequencies", "频率的底数"), 2, 1e9),
-      Param("seed", "int", demos.DEMO_SEED, Tr("random draw of q and k", "q、k 的随机种子"), 0, 2**32 - 1)),
-     _rope, (positions.apply_rope, demos.rope_demo)))
+      Param("seed", "int", DEMO_SEED, Tr("random draw of q and k", "q、k 的随机种子"), 0, 2**32 - 1)),
+     _rope, (positions.apply_rope, lazy_source("demos", "rope_demo"))))
 
 register(View("permutation", Tr("Attention alone is a bag of words", "只有注意力时，句子只是词袋"),
      (Param("positions", "bool", False, Tr("add sinusoidal positions", "加上正弦位置编码")),
-      Param("seed", "int", demos.DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
+      Param("seed", "int", DEMO_SEED, Tr("random draw", "随机种子"), 0, 2**32 - 1),
       Param("d", "int", 8, Tr("dims", "维度"), 2, 10**9, even=True)),
-     _permutation, (demos.permutation_demo,)))
+     _permutation, (lazy_source("demos", "permutation_demo"),)))

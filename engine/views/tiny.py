@@ -1,13 +1,11 @@
 """The trained tiny Llama: next token and logit lens, every head's attention, heads pulled apart,
 which head carries agreement, and the grammar. The weights load on first use."""
 
-import importlib
-
 import numpy as np
 
 from .. import llama, ops
 from ..errors import ParamError
-from .core import Column, Fact, Param, Result, Table, Tr, View, col, register
+from .core import Column, Fact, Param, Result, Table, Tr, View, col, lazy_source, register
 
 
 # --- the trained tiny Llama ---------------------------------------------------------------
@@ -227,14 +225,6 @@ def _tiny_ablation(sentence):
 _RUN = Param("run", "choice", "seed0", Tr("which shipped training run", "随附的哪一次训练"), choices=("seed0", "seed1"))
 
 
-def _lazy_source(module: str, name: str):
-    """An engine function, imported only when its code is shown: the tiny model and its grammar load lazily."""
-    def source():
-        return getattr(importlib.import_module(f"..{module}", __package__), name)
-    source.lazy = True
-    return source
-
-
 
 
 def _wrapped_words(label, words, width=50):
@@ -267,7 +257,7 @@ def _tiny_vocab():
         Fact("length", Tr("tokens per sentence, on average", "平均每句词元数"), length, ".2f")))
 
 
-register(View("tiny-vocab", Tr("The tiny grammar", "小语法"), (), _tiny_vocab, (_lazy_source("corpus", "sample"),)))
+register(View("tiny-vocab", Tr("The tiny grammar", "小语法"), (), _tiny_vocab, (lazy_source("corpus", "sample"),)))
 
 register(View("tiny-next", Tr("The trained tiny Llama: next token and logit lens", "训练好的小 Llama：下一个词元与逻辑透镜"),
      (Param("sentence", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")),),
@@ -283,9 +273,9 @@ register(View("tiny-verb", Tr("The trained tiny Llama: where the verb looks", "�
      _tiny_verb, (llama.forward,)))
 
 register(View("tiny-heads", Tr("The trained tiny Llama: heads pulled apart", "训练好的小 Llama：被拉开的各个头"),
-     (_RUN,), _tiny_heads, (_lazy_source("tiny", "evaluate"), _lazy_source("tiny", "head_entropies"))))
+     (_RUN,), _tiny_heads, (lazy_source("tiny", "evaluate"), lazy_source("tiny", "head_entropies"))))
 
 register(View("tiny-ablation", Tr("The trained tiny Llama: which head carries agreement", "训练好的小 Llama：谁在传递主谓一致"),
      (Param("sentence", "sentence", "the cat near the dogs sits .", Tr("a sentence with an agreeing verb",
                                                                         "带一致动词的句子")),),
-     _tiny_ablation, (llama.forward, _lazy_source("tiny", "ablation"))))
+     _tiny_ablation, (llama.forward, lazy_source("tiny", "ablation"))))

@@ -1,4 +1,4 @@
-"""Issue 12 in lessons 01-05: the figures the fixes added, recomputed by hand, and the wrong claims gone."""
+"""Lessons 01-05 after an expert review: the figures the fixes added, recomputed by hand; the wrong claims gone."""
 
 import math
 import re
