@@ -25,7 +25,7 @@ _HOMES = {
     "demos": ("attention_demo", "cat_demo", "d_sweep", "multi_head_demo", "permutation_demo",
               "rope_demo", "swiglu_demo"),
     "errors": ("MAX_BYTES", "EngineError", "ParamError", "SizeError", "check_bytes"),
-    "ops": ("attention", "causal_mask", "entropy", "merge_heads", "rms_norm", "silu", "softmax", "split_heads",
+    "ops": ("attention", "causal_mask", "entropy", "log_softmax", "merge_heads", "rms_norm", "silu", "softmax", "split_heads",
             "swiglu"),
     "positions": ("apply_rope", "frequencies", "sinusoidal_positions", "wavelengths"),
     "sizing": ("PRESETS", "PUBLISHED", "ModelConfig", "group_shares", "kv_bytes_per_token", "kv_cache_bytes",

@@ -14,6 +14,12 @@ def softmax(x):  # [..., n] -> [..., n]
     return e / np.where(s == 0.0, 1.0, s)
 
 
+def log_softmax(z):  # [..., n] -> [..., n]
+    """log softmax(z) over the last axis, with the row max subtracted first."""
+    z = z - z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
 def entropy(p):  # [..., n] -> [...]
     """Shannon entropy of each row in nats, with 0·ln 0 taken as 0."""
     p = np.asarray(p, dtype=float)

@@ -12,7 +12,7 @@ the ranking. Temperature never changes the ranking, so it is computed once, from
 
 import numpy as np
 
-from .ops import entropy, softmax
+from .ops import softmax
 
 
 def ranking(logits):  # [..., n_vocab] -> [..., n_vocab] token ids, most likely first
@@ -79,11 +79,6 @@ def filtered(logits, temperature, top_k, top_p, order=None):  # [..., n_vocab] -
 def final_probs(logits, temperature, top_k, top_p, order=None):  # [..., n_vocab] -> [..., n_vocab]
     """The distribution a token is drawn from: temperature, top-k, top-p, renormalised."""
     return filtered(logits, temperature, top_k, top_p, order)["p"]
-
-
-def distribution_entropy(p):  # [..., n_vocab] -> [...]
-    """Entropy of the final distribution in nats: 0 when one token is certain, ln(n) for n equal tokens."""
-    return entropy(p)
 
 
 def draw(p, u):  # [n_vocab], float in [0, 1) -> token id

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import corpus, llama
-from .ops import split_heads
+from .ops import log_softmax, split_heads
 
 EPS = 1e-5
 F32 = np.float32
@@ -212,8 +212,7 @@ def evaluate(w, cfg: TrainedLlamaConfig, sentences) -> dict:
         logits = llama.forward(w, part.ids[:, :-1], cfg.n_head, keep=keep)
         targets = part.ids[:, 1:]
         valid = targets != corpus.INDEX[corpus.PAD]
-        z = logits - logits.max(-1, keepdims=True)
-        logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+        logp = log_softmax(logits)
         picked = np.take_along_axis(logp, targets[..., None], -1)[..., 0]
         nll, n_tok = nll - float(picked[valid].sum(dtype=np.float64)), n_tok + int(valid.sum())
         agrees = part.verb_at >= 0

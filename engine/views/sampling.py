@@ -6,7 +6,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import llama, sampling
+from .. import llama, ops, sampling
 from ..errors import ParamError
 from .core import Fact, Param, Result, Table, Tr, View, col, register
 from .tiny import _RUN, _trained, _tiny_run
@@ -128,7 +128,7 @@ def _tiny_sample(prompt, temperature, top_k, top_p, seed):
         s_ = sampling.filtered(z, temperature, top_k, top_p, o)
         plausible = int((sampling.apply_temperature(z, 1.0) >= PLAUSIBLE).sum())
         shapes.append((other, plausible, int(s_["keep_k"].sum()), int(s_["keep"].sum()),
-                       float(sampling.distribution_entropy(s_["p"]))))
+                       float(ops.entropy(s_["p"]))))
     return Result("tiny-sample", dict(prompt=prompt, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed), (
         Table("dist", Tr(f'After "{prompt}": every token, most likely first',
                          f"「{prompt}」之后：每个词元，按可能性从大到小"),
@@ -164,13 +164,13 @@ def _tiny_sample(prompt, temperature, top_k, top_p, seed):
         Fact("survivors", Tr("tokens left to sample from", "剩下可抽的词元"), int(st["keep"].sum()), "d"),
         Fact("after_k", Tr("tokens left after top-k", "top-k 之后剩下的词元"), int(st["keep_k"].sum()), "d"),
         Fact("entropy", Tr("entropy of the final distribution, nats", "最终分布的熵（奈特）"),
-             float(sampling.distribution_entropy(p)), ".3f"),
+             float(ops.entropy(p)), ".3f"),
         Fact("after_p", Tr("tokens left after top-k and top-p", "top-k 和 top-p 之后剩下的词元"),
              int(st["keep_p"].sum()), "d"),
         Fact("nucleus", Tr("p that top-p's tokens held before renormalising",
                            "top-p 留下的词元在重新归一化前的 p 之和"), float(st["p_k"][st["keep_p"]].sum()), ".3f"),
         Fact("entropy_raw", Tr("entropy at T=1 with no filter, nats", "T=1、不筛选时的熵（奈特）"),
-             float(sampling.distribution_entropy(p_raw)), ".3f"),
+             float(ops.entropy(p_raw)), ".3f"),
         Fact("top", Tr("most likely token", "最可能的词元"), corpus.VOCAB[order[0]]),
         Fact("top_logit", Tr("its logit", "它的 logit"), float(logits[order[0]]), "+.2f"),
         Fact("top_p_raw", Tr("its p at T=1", "它在 T=1 时的 p"), float(p_raw[order[0]]), ".3f"),

@@ -307,16 +307,10 @@ register(View("tiny-head", Tr("The trained tiny Llama: final norm and LM head", 
 
 # --- the training objective -----------------------------------------------------------------------
 
-def log_softmax(z):  # [n_seq, n_vocab] -> [n_seq, n_vocab]
-    """log p for every token at every position, with the row max subtracted first."""
-    z = z - z.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-
-
 def _tiny_loss(sentence):
     from .. import corpus
     w, cfg, words, logits, _ = _tiny_run(sentence)
-    logp = log_softmax(logits.astype(np.float64))  # [n_seq, n_vocab]
+    logp = ops.log_softmax(logits.astype(np.float64))  # [n_seq, n_vocab]
     targets = [corpus.INDEX[t] for t in words[1:]]  # teacher forcing: position i reads the true words up to i
     loss = np.array([-logp[i, t] for i, t in enumerate(targets)])  # [n_seq - 1] nats
     rows = tuple((i, words[i], words[i + 1], float(math.exp(-loss[i])), float(loss[i])) for i in range(len(targets)))
@@ -347,7 +341,7 @@ def _tiny_loss(sentence):
 
 register(View("tiny-loss", Tr("The trained tiny Llama: the loss at each position", "训练好的小 Llama：每个位置的损失"),
      (Param("sentence", "sentence", "the cat near the dogs sits .", Tr("the sentence", "句子")),),
-     _tiny_loss, (log_softmax, llama.forward)))
+     _tiny_loss, (ops.log_softmax, llama.forward)))
 
 
 if __name__ == "__main__":  # python -m engine.views.tokens: rewrite the shipped merges after editing a lesson
