@@ -300,9 +300,12 @@ def ablation(w, cfg: TrainedLlamaConfig, batch) -> list[dict]:
 
 
 TRAIN_CHUNK = 50  # steps whose sentences are drawn together: few numpy calls, little memory
+CURVE_EVERY = 20  # steps in each window of the loss curve: a point is the mean training loss over its window
+SPREAD_EVERY = 100  # steps between readings of the head entropy spread
+SPREAD_SENTENCES = 200  # each reading's held-out sentences: the first of train()'s held set (all, if fewer)
 
 
-def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eval: int = 4000):
+def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eval: int = 4000, on_curve=None):
     """Train from scratch; returns (weights, summary). on_step(step, loss, w) is called every step;
     stop() returning True ends training early (the app's cancel).
 
@@ -310,6 +313,17 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
     that never appear in training. (The loss on those unseen sentences is reported too; it stays a
     little above the floor by design: training never shows them, so a model that fits its training
     distribution gives them slightly less probability than the grammar does.)
+
+    summary["curve"] records training as it went, in two curves of (step, value) pairs:
+        loss_step, loss      the mean training loss over each window of CURVE_EVERY steps, at the step
+                             that ends the window (20, 40, ...); a run that stops mid-window ends with the
+                             mean of its partial window, at the step it stopped;
+        spread_step, spread  spread() of the head entropies on the first SPREAD_SENTENCES held-out
+                             sentences, before training (step 0), every SPREAD_EVERY steps and at the end.
+    These sentences are a subset of the ones entropy_spread_init and entropy_spread_trained average over, so
+    the first and last spreads are near those, not equal to them. on_curve(name, step, value), name "loss" or
+    "spread", is called with each point as it is recorded (what a live chart draws). Recording reads the
+    weights and no random stream: the weights are bit for bit those of a run without it.
     """
     w = init(cfg, seed)
     held = corpus.draw_ids(np.random.default_rng([seed, 1]), n_eval, "held-out")
@@ -317,18 +331,37 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
     start = evaluate(w, cfg, held)
     rng = np.random.default_rng([seed, 2])
     adam = Adam(w)
-    loss, done = float("nan"), 0
+    few = held[:SPREAD_SENTENCES]
+    curve = {"loss_every": CURVE_EVERY, "loss_step": [], "loss": [],
+             "spread_every": SPREAD_EVERY, "spread_sentences": len(few), "spread_step": [], "spread": []}
+
+    def record(name, step, value):
+        curve[f"{name}_step"].append(step)
+        curve[name].append(value)
+        if on_curve is not None:
+            on_curve(name, step, value)
+
+    loss, done, window = float("nan"), 0, 0.0
     for step in range(cfg.steps):
         if stop is not None and stop():
             break
+        if step % SPREAD_EVERY == 0:  # the weights after `step` updates
+            record("spread", step, spread(evaluate(w, cfg, few)["head_entropy"]))
         if step % TRAIN_CHUNK == 0:  # sentences for the next TRAIN_CHUNK steps, drawn at once
             sentences = corpus.draw_ids(rng, TRAIN_CHUNK * cfg.batch, "train").ids
         at = step % TRAIN_CHUNK * cfg.batch
         loss, g = loss_and_grads(w, cfg, sentences[at:at + cfg.batch])
         adam.step(g, lr_at(step, cfg), cfg.clip)
         done = step + 1
+        window += loss
+        if done % CURVE_EVERY == 0:
+            record("loss", done, window / CURVE_EVERY)
+            window = 0.0
         if on_step is not None:
             on_step(step, loss, w)
+    if done % CURVE_EVERY:
+        record("loss", done, window / (done % CURVE_EVERY))
+    record("spread", done, spread(evaluate(w, cfg, few)["head_entropy"]))  # the loop's last reading came before a step
     end = evaluate(w, cfg, held)
     summary = {"loss": evaluate(w, cfg, fresh)["loss"], "loss_unseen": end["loss"], "train_loss": loss,
                "floor": corpus.entropy_floor()[2], "steps": done,
@@ -336,7 +369,7 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
                "entropy_spread_init": spread(start["head_entropy"]),
                "entropy_spread_trained": spread(end["head_entropy"]),
                "head_entropy_init": start["head_entropy"], "head_entropy_trained": end["head_entropy"],
-               **probe_summary(w, cfg)}
+               "curve": curve, **probe_summary(w, cfg)}
     return w, summary
 
 
@@ -353,7 +386,7 @@ RUNS = {"seed0": SHIPPED, "seed1": SHIPPED.with_name("tiny-main-seed1.npz")}  # 
 
 
 def save(path, w, cfg: TrainedLlamaConfig, manifest: dict) -> None:
-    """float32 weights and a JSON manifest (config, seed, steps, losses, floor, accuracies) in one .npz,
+    """float32 weights and a JSON manifest (config, seed, steps, losses, floor, accuracies, curves) in one .npz,
     written whole or not at all: into a temporary file beside `path`, synced, then renamed over it, so a
     full disk or a kill mid-save leaves any old file as it was. `path` is used as given (no .npz added)."""
     import dataclasses

@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from engine.views import Column, Fact, Result, Table, Tr, get_view
+from engine.views import Chart, Column, Fact, Result, Series, Table, Tr, get_view
 
 from .loader import MAX_FILE_BYTES, Experiment, Lesson, Step, parse_lesson
 
@@ -197,16 +197,35 @@ def _read_value(data):
 def result_data(result: Result) -> dict:
     """A view's result as JSON data; TypeError if a value is not one JSON holds as it is."""
     tables = [{"key": t.key, "title": _tr(t.title), "columns": [[c.key, _tr(c.label), c.fmt] for c in t.columns],
-               "rows": [[_value(v) for v in row] for row in t.rows], "heat": t.heat,
+               "rows": [[_value(v) for v in row] for row in t.rows], "heat": t.heat, "heat_cols": list(t.heat_cols),
                "note": None if t.note is None else _tr(t.note)} for t in result.tables]
+    def tr(text):
+        return None if text is None else _tr(text)
+
+    charts = [{"key": c.key, "title": _tr(c.title), "kind": c.kind,
+               "series": [[_tr(s.label), list(s.values)] for s in c.series],
+               "x": list(c.x), "parts": [_tr(p) for p in c.parts], "x_label": tr(c.x_label),
+               "y_label": tr(c.y_label), "log_x": c.log_x, "log_y": c.log_y, "y_range": None if c.y_range is None else list(c.y_range),
+               "note": tr(c.note)} for c in result.charts]
     return {"view": result.view, "params": {k: _value(v) for k, v in result.params.items()}, "tables": tables,
-            "facts": [[f.key, _tr(f.label), _value(f.value), f.fmt] for f in result.facts]}
+            "facts": [[f.key, _tr(f.label), _value(f.value), f.fmt] for f in result.facts], "charts": charts}
 
 
 def result_from(data: dict) -> Result:
     """The result result_data() wrote."""
     tables = tuple(Table(t["key"], Tr(*t["title"]), tuple(Column(k, Tr(*label), fmt) for k, label, fmt in t["columns"]),
-                         tuple(tuple(map(_read_value, row)) for row in t["rows"]), t["heat"],
-                         None if t["note"] is None else Tr(*t["note"])) for t in data["tables"])
+                         tuple(tuple(map(_read_value, row)) for row in t["rows"]), heat=t["heat"],
+                         heat_cols=tuple(t["heat_cols"]), note=None if t["note"] is None else Tr(*t["note"]))
+                   for t in data["tables"])
     facts = tuple(Fact(key, Tr(*label), _read_value(value), fmt) for key, label, value, fmt in data["facts"])
-    return Result(data["view"], {k: _read_value(v) for k, v in data["params"].items()}, tables, facts)
+
+    def tr(text):
+        return None if text is None else Tr(*text)
+
+    charts = tuple(Chart(c["key"], Tr(*c["title"]), c["kind"],
+                         tuple(Series(Tr(*label), tuple(values)) for label, values in c["series"]),
+                         x=tuple(c["x"]), parts=tuple(Tr(*p) for p in c["parts"]), x_label=tr(c["x_label"]),
+                         y_label=tr(c["y_label"]), log_x=c["log_x"], log_y=c["log_y"],
+                         y_range=None if c["y_range"] is None else tuple(c["y_range"]), note=tr(c["note"]))
+                   for c in data["charts"])
+    return Result(data["view"], {k: _read_value(v) for k, v in data["params"].items()}, tables, facts, charts)

@@ -74,10 +74,11 @@ def check_deep(lesson: Lesson, steps=None) -> list[LessonError]:
                         f"experiments[{keys}].values" if overrides else name, at)
                     continue
                 tables = {t.key: t for t in result.tables}
+                shown = tables.keys() | {c.key for c in result.charts}  # a step may name a chart among its tables
                 for t in step.tables:
-                    if t not in tables:
-                        err(step, f"view {step.view!r} has no table {t!r}", f"use some of: {', '.join(sorted(tables))}",
-                            "tables")
+                    if t not in shown:
+                        err(step, f"view {step.view!r} has no table or chart {t!r}",
+                            f"use some of: {', '.join(sorted(shown))}", "tables")
                 for key, indices in step.rows.items():
                     n = len(tables[key].rows) if key in tables else 0
                     if key not in tables:

@@ -285,10 +285,16 @@ def test_the_training_panel_fits_80_columns_at_its_widest(lang, tmp_path):
 
     app = make_app(lang=lang, lesson="heads", state_dir=tmp_path)
     cfg = tiny.CONFIGS["big"]
-    reading = {"agr": "1.000", "spread": "10.00", "layers": [[1.0, 2.0]] * cfg.n_layer}
+    curve = {"loss": [[s, 10.0 - s / 100] for s in range(20, cfg.steps + 1, 20)],  # a whole run's curves
+             "spread": [[s, 1.0 + s / 100] for s in range(0, cfg.steps + 1, 100)]}
+    reading = {"agr": "1.000", "spread": "10.00", "curve": curve}
     running = app._training_lines(cfg, reading, step=cfg.steps, loss=10.0, left=999.0)
     done = app._training_lines(cfg, reading, step=cfg.steps, loss=10.0)[:2]
     ends = [t(key, lang, s=999.0, key="4") for key in ("training_done", "training_stopped")]
     for line in [t("training_start", lang), *running, *done, *ends]:
-        assert cell_len(line) <= MIN_WIDTH - 2 * PAD, line
-    assert "left" not in done[1] and "剩" not in done[1]
+        text = getattr(line, "plain", line)
+        assert cell_len(text) <= MIN_WIDTH - 2 * PAD, text
+    assert "left" not in done[1].plain and "剩" not in done[1].plain
+    assert "left" in running[1].plain or "剩" in running[1].plain
+    braille = [sum(0x2800 <= ord(ch) <= 0x28FF for ch in line.plain) for line in running[1:]]
+    assert min(braille) >= 36, braille  # both curves drawn across the run (they start at step 20 and 0)

@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
 
+from .heat import mode_for
 from .i18n import default_lang, t
 from .palette import LessonCommands, Palette
 from .screens.lesson import LessonScreen
@@ -34,7 +35,7 @@ class XfTourApp(App):
     report_crashes = False  # run_tour() sets it: a crash's traceback goes to a report file, not the screen
     _hold_timer = None      # the timer that ends a hold of the keys (hold_keys)
 
-    def __init__(self, tour: Tour, store: Store, lesson: str | None = None, bench=None):
+    def __init__(self, tour: Tour, store: Store, lesson: str | None = None, bench=None, colors: str | None = None):
         super().__init__()
         self.tour, self.store, self._open, self._bench = tour, store, lesson, bench
         self._training = None  # the live run of the heads lesson: running, stop, lines
@@ -43,6 +44,8 @@ class XfTourApp(App):
         self._later, self.own_folder = None, None  # a learner's own lessons: the checks after the first frame
         self.lesson_problems: list = []  # what those checks found
         self.results = None  # what starts keep of the steps they open on (recall)
+        # how heatmaps are shaded (tui/heat.py): for this terminal, unless a test asks for one rendering
+        self.heat_colors = colors or mode_for(self.no_color, self.console.color_system)
         if bench is None:  # open where the tour starts now: the command line deep-checks that step first
             self._resumed = lesson is None and tour.progress.lesson is not None
             if lesson is not None:
@@ -218,7 +221,7 @@ class XfTourApp(App):
         from textual.worker import get_current_worker
 
         state, cfg, worker = self._training, tiny.CONFIGS["big"], get_current_worker()
-        reading, progress, started = {"agr": "-", "spread": "-", "layers": []}, {"step": 0, "loss": float("nan")}, \
+        reading, progress, started = {"agr": "-", "spread": "-", "curve": {}}, {"step": 0, "loss": float("nan")}, \
             time.perf_counter()
         ended = None
         try:
@@ -243,17 +246,27 @@ class XfTourApp(App):
         if self._training is not None and self._training["running"]:
             self._training["run"].kill()
 
-    def _training_lines(self, cfg, reading, step, loss, left=None) -> list[str]:
-        """The panel: the step, loss and agreement; a bar with the time left and the spread; each layer's
-        head entropies. Without `left`, the run is over and the bar says only the spread."""
+    def _training_lines(self, cfg, reading, step, loss, left=None) -> list:
+        """The panel: the step, loss and agreement; then the loss and the head-entropy spread as curves drawn
+        while they come in (train() records them: the mean loss of every 20 steps, the spread every 100), the
+        time left after the loss. Without `left`, the run is over."""
+        from rich.cells import cell_len
+        from rich.text import Text
+
+        from .charts import sparkline
+
         lang = self.tour.lang
-        filled = round(20 * step / cfg.steps)
-        ranges = " ".join(f"{min(layer):.2f}-{max(layer):.2f}" for layer in reading["layers"])
-        bar = "#" * filled + "." * (20 - filled) + "  "
-        return [t("training_line", lang, step=step, total=cfg.steps, loss=loss, agr=reading["agr"]),
-                bar + (t("training_left", lang, s=left, spread=reading["spread"]) if left is not None
-                       else t("training_spread", lang, spread=reading["spread"])),
-                t("training_layers", lang, ranges=ranges)]
+        curve = reading["curve"]
+        names = [t("training_loss", lang), t("training_spread_name", lang)]
+        pad = max(cell_len(n) for n in names) + 1
+        tail = [t("training_left", lang, s=left) if left is not None else "", reading["spread"]]
+        lines = [t("training_line", lang, step=step, total=cfg.steps, loss=loss, agr=reading["agr"])]
+        for name, key, end in zip(names, ("loss", "spread"), tail):
+            line = Text(name + " " * (pad - cell_len(name)))
+            line.append_text(sparkline(curve.get(key, []), cfg.steps, 40, self.heat_colors))
+            line.append(f"  {end}")
+            lines.append(line)
+        return lines
 
     def action_quit_saving(self) -> None:
         """Quit at once, keeping the learner's place."""
@@ -364,8 +377,9 @@ class XfTourApp(App):
 
 
 def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Path | None = None,
-             state_dir: Path | None = None, lessons=None, bench=None) -> XfTourApp:
-    """Build the app the way the command line does; the tests use this too."""
+             state_dir: Path | None = None, lessons=None, bench=None, colors: str | None = None) -> XfTourApp:
+    """Build the app the way the command line does; the tests use this too, and may fix `colors` (tui/heat.py)
+    so that a snapshot does not depend on the terminal the tests run in."""
     from lessons.loader import SHIPPED, load_lessons
 
     store = Store(state_dir)
@@ -373,7 +387,7 @@ def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Pa
     if lessons is None:
         lessons, _ = load_lessons(lessons_dir or SHIPPED)
     chosen = lang or progress.lang or default_lang()
-    return XfTourApp(Tour(lessons, progress, chosen), store, lesson, bench)
+    return XfTourApp(Tour(lessons, progress, chosen), store, lesson, bench, colors)
 
 
 def run_tour(app: XfTourApp) -> int:

@@ -261,11 +261,11 @@ def _height(text: Text) -> int:
     return text.plain.count("\n") + 1 if text.plain else 0
 
 
-def _tables(result, other, step, lang, width, marks, beside):
+def _tables(result, other, step, lang, width, marks, beside, colors):
     """The step's tables, and its compare variant below them or beside them, as one renderable."""
     def tables_of(r, m):
         return render_tables(r, step.tables, lang, width if not beside else (width - GUTTER) // 2, rule=False,
-                             rows=step.rows, marks=m)
+                             rows=step.rows, marks=m, colors=colors)
 
     main = tables_of(result, marks)
     if other is None:
@@ -300,9 +300,10 @@ def shows(result: Result, step, lang: str) -> tuple:
 
 
 def body(result: Result, other: Result | None, step, lang: str, width: int, marks: Marks = Marks(),
-         training: Text | None = None) -> Body:
+         training: Text | None = None, colors: str = "mono") -> Body:
     """The tables and the prose of a step at a screen width. Below WIDE, the prose sits under the tables;
-    from WIDE, beside them when both fit, the tables taking what they need and the prose the rest."""
+    from WIDE, beside them when both fit, the tables taking what they need and the prose the rest.
+    `colors`: how heatmaps are shaded for this terminal (tui/heat.py)."""
     if other is not None and shows(other, step, lang) == shows(result, step, lang):
         other = None  # a compare variant identical to the main one says nothing
     room = width - 2 * PAD
@@ -314,7 +315,7 @@ def body(result: Result, other: Result | None, step, lang: str, width: int, mark
         prose_w = min(PROSE_MAX, room - tables_w - GUTTER)
     else:
         tables_w, prose_w, beside_pair = room, room, False
-    tables = flatten(_tables(result, other, step, lang, tables_w, marks, beside_pair), tables_w)
+    tables = flatten(_tables(result, other, step, lang, tables_w, marks, beside_pair, colors), tables_w)
     _strip_blank_tail(tables)
     if training is not None:
         tables = Text("\n").join([tables, training]) if tables.plain else training
@@ -434,9 +435,11 @@ def idle_message(tour, width: int = MIN_WIDTH, lit=None) -> str:
     return full if not message_overflow("", full, width) else keys
 
 
-def training_panel(lines: list[str]) -> Text:
-    """The live-training panel: exactly TRAINING_LINES lines, so the step's layout does not jump."""
+def training_panel(lines: list) -> Text:
+    """The live-training panel: exactly TRAINING_LINES lines (texts, or Texts with their curves), so the step's
+    layout does not jump."""
     lines = (lines + [""] * TRAINING_LINES)[:TRAINING_LINES]
-    text = Text("\n").join(Text(line, style="bold" if i == 0 else "") for i, line in enumerate(lines))
+    text = Text("\n").join(line if isinstance(line, Text) else Text(line, style="bold" if i == 0 else "")
+                           for i, line in enumerate(lines))
     text.no_wrap, text.overflow = True, "ignore"
     return text

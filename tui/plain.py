@@ -29,18 +29,23 @@ def settings_line(params: dict) -> str:
     return " ".join(f"{k}={fmt_value(v)}" for k, v in params.items())
 
 
-def render_table(table, lang: str, rule: bool = True, rows=None, marked=frozenset(), added=frozenset()):
+def render_table(table, lang: str, rule: bool = True, rows=None, marked=frozenset(), added=frozenset(),
+                 colors: str = "mono"):
     """One engine table as a Rich table. `rows`: the row indices to show, a "..." row standing for each
     run left out; `marked`: (row, column) cells to underline; `added`: rows to underline whole. Without
-    `rule` the header is underlined instead of ruled, which saves a line on a small screen."""
+    `rule` the header is underlined instead of ruled, which saves a line on a small screen. `colors`: how
+    a heatmap is shaded (tui/heat.py: "color", "ansi" or "mono")."""
     from rich.table import Table
     from rich.text import Text
+
+    from .heat import table_styles
 
     out = Table(box=PLAIN if rule else None, show_edge=False, pad_edge=False, padding=(0, 1),
                 header_style="bold" if rule else "bold underline")
     for col in table.columns:
         out.add_column(Text(col.label(lang)), justify="right" if is_numeric(col.fmt) else "left", overflow="fold")
     shown = range(len(table.rows)) if rows is None else rows
+    styles = table_styles(table, colors)
     last = -1
     for i in shown:
         if i > last + 1:
@@ -49,7 +54,7 @@ def render_table(table, lang: str, rule: bool = True, rows=None, marked=frozense
         row = table.rows[i]
         cells = []
         for j, (value, col) in enumerate(zip(row, table.columns)):
-            cell = Text(format_value(value, col.fmt, lang), style=heat_style(value) if table.heat and j else "")
+            cell = Text(format_value(value, col.fmt, lang), style=styles[i][j])
             if i in added or (i, j) in marked:
                 cell.stylize(MARK)  # the text only: a number's padding is not part of what changed
             cells.append(cell)
@@ -67,24 +72,17 @@ def shown_rows(table, picks) -> list[int] | None:
     return sorted({i % n for i in picks if -n <= i < n})
 
 
-def heat_style(weight) -> str:
-    """How an attention weight is marked. The number is always printed, so the mark is only extra, and
-    it uses no colour: reverse, bold and dim read the same in 16 colours, 256, and with NO_COLOR."""
-    if not isinstance(weight, float):
-        return ""
-    if weight >= 0.75:
-        return "bold reverse"
-    if weight >= 0.4:
-        return "bold"
-    return "dim" if weight < 0.05 else ""
-
-
-def render_result(result: Result, title: str, lang: str, width: int = 80):
-    """A whole view: its title, its settings, its tables and its facts, as a Rich Group."""
+def render_result(result: Result, title: str, lang: str, width: int = 80, plot: bool = False):
+    """A whole view: its title, its settings, its charts when `plot` (without colour), its tables and its
+    facts, as a Rich Group."""
     from rich.console import Group
     from rich.text import Text
 
     parts = [Text(title, style="bold underline"), *prose(settings_line(result.params), width, style="dim")]
+    if plot:
+        from .charts import render_chart
+        for chart in result.charts:
+            parts += [*render_chart(chart, lang, width, "mono"), Text("")]
     return Group(*parts, *render_tables(result, (), lang, width))
 
 
@@ -139,6 +137,10 @@ def result_json(result: Result, title: str, lang: str) -> dict:
                     "columns": [{"key": c.key, "label": c.label(lang), "format": c.fmt} for c in t.columns],
                     "rows": jsonable(t.rows, lang)} for t in result.tables],
         "facts": {f.key: jsonable(f.value, lang) for f in result.facts},
+        "charts": [{"key": c.key, "title": c.title(lang), "kind": c.kind, "x": list(c.x),
+                    "parts": [p(lang) for p in c.parts],
+                    "series": [{"label": s.label(lang), "values": list(s.values)} for s in c.series]}
+                   for c in result.charts],
     }
 
 
@@ -171,7 +173,7 @@ def fill_marked(text: str, result: Result, lang: str, marked=frozenset()) -> tup
     return space_cjk(flat, marks) if lang == "zh" else (flat, marks)
 
 
-def render_lesson(lesson, lang: str, width: int = 80):
+def render_lesson(lesson, lang: str, width: int = 80, plot: bool = False):
     """A lesson as a person reads it: each step's prose and tables, then what each of its keys does, as the
     app says it after one press; then the experiments and the pitfalls."""
     from rich.console import Group
@@ -192,11 +194,11 @@ def render_lesson(lesson, lang: str, width: int = 80):
         parts += [Text(head + printable(step.title(lang)), style="bold"),
                   *prose(settings_line(result.params), width, style="dim")]
         parts += prose(fill(step.text(lang), result, lang), width)
-        parts += render_tables(result, step.tables, lang, width)
+        parts += render_tables(result, step.tables, lang, width, charts=plot)
         if step.compare is not None:
             other = view.run({**step.params, **step.compare})
             parts += [Text(text_of("below", lang, settings=settings_line(other.params)), style="bold")]
-            parts += render_tables(other, step.tables, lang, width)
+            parts += render_tables(other, step.tables, lang, width, charts=plot)
         for x in lesson.experiments:
             if x.action is None and applies(x, step):  # the hint as the app gives it after one press
                 now = result.params.get(x.param)
@@ -221,11 +223,11 @@ def render_lesson(lesson, lang: str, width: int = 80):
     return Group(*parts)
 
 
-def _block(table, lang, width=80, rule=True, rows=None, marked=frozenset(), added=frozenset()):
+def _block(table, lang, width=80, rule=True, rows=None, marked=frozenset(), added=frozenset(), colors="mono"):
     from rich.console import Group
     from rich.text import Text
 
-    parts = [Text(table.title(lang), style="bold"), render_table(table, lang, rule, rows, marked, added)]
+    parts = [Text(table.title(lang), style="bold"), render_table(table, lang, rule, rows, marked, added, colors)]
     if table.note is not None:
         parts += prose(table.note(lang), width, style="dim", gap=False)
     return Group(*parts)
@@ -248,7 +250,7 @@ def arrange(result, keys, lang, width=80) -> list[list]:
     for table in result.tables:
         if keys and table.key not in keys:
             continue
-        if table.heat:
+        if table.heat == "weights" and not table.heat_cols:  # an attention map
             run.append(table)
             continue
         flush()
@@ -263,11 +265,14 @@ def facts_lines(result, lang) -> list[str]:
     return [f"{f.label(lang)}{colon}{format_value(f.value, f.fmt, lang)}" for f in result.facts]
 
 
-def render_tables(result, keys, lang, width=80, rule=True, rows=None, marks=None):
-    """The tables (those in keys, or all), with runs of weight maps set side by side where they fit.
-    `rows` maps a table key to the row indices to show; `marks`, when given, underlines what changed."""
+def render_tables(result, keys, lang, width=80, rule=True, rows=None, marks=None, colors="mono", charts=True):
+    """The charts keys names (when `charts`), then the tables (those in keys, or all), with runs of weight maps
+    set side by side where they fit. `rows` maps a table key to the row indices to show; `marks`, when given,
+    underlines what changed; `colors` shades the heatmaps and colours the charts (tui/heat.py)."""
     from rich.table import Table
     from rich.text import Text
+
+    from .charts import render_chart
 
     parts = []
     rows = rows or {}
@@ -276,8 +281,13 @@ def render_tables(result, keys, lang, width=80, rule=True, rows=None, marks=None
         picked = shown_rows(table, rows.get(table.key))
         marked = marks.cells_of(table.key) if marks is not None else frozenset()
         added = marks.rows_of(table.key) if marks is not None else frozenset()
-        return _block(table, lang, w, rule, picked, marked, added)
+        return _block(table, lang, w, rule, picked, marked, added, colors)
 
+    named = [c for c in (result.charts if charts else ()) if keys and c.key in keys]  # its numbers: key t
+    for chart in named:  # one under the other, each title bold; a blank line after the last
+        parts.extend(render_chart(chart, lang, width, colors))
+    if named:
+        parts.append(Text(""))
     for line in arrange(result, keys, lang, width):
         if len(line) == 1:
             parts.extend([block(line[0], width), Text("")])

@@ -15,7 +15,8 @@ import sys
 from rich.cells import cell_len
 
 from .format import format_value, is_numeric
-from .plain import PLAIN, arrange, facts_lines, heat_style, prose_runs, settings_line, table_width
+from .heat import table_styles
+from .plain import PLAIN, arrange, facts_lines, prose_runs, settings_line, table_width
 
 _SGR = {"bold": "1", "dim": "2", "underline": "4", "reverse": "7"}  # Rich writes them in this order
 _CONTROL = frozenset(map(chr, (*range(32), 127)))  # Rich expands tabs, drops some, breaks lines on "\n"
@@ -136,8 +137,8 @@ def table_lines(table, lang: str) -> list:
     cols = table.columns
     right = [is_numeric(c.fmt) for c in cols]
     header = [text(c.label(lang)) for c in cols]
-    body = [[text(format_value(v, c.fmt, lang), heat_style(v) if table.heat and j else "")
-             for j, (v, c) in enumerate(zip(row, cols))] for row in table.rows]
+    body = [[text(format_value(v, c.fmt, lang), style) for v, c, style in zip(row, cols, styles)]
+            for row, styles in zip(table.rows, table_styles(table, "mono"))]
     widths = [max(cell_len(cell[0]) for cell in column) for column in zip(header, *body)]
     last = len(cols) - 1
 

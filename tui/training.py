@@ -108,6 +108,10 @@ def _child(cfg_json: str, seed: int) -> int:
     threading.Thread(target=listen, daemon=True).start()
     probe = corpus.draw_ids(np.random.default_rng([1, 1]), PROBE, "held-out")
     started, last, reading = time.perf_counter(), 0.0, {}
+    curve = {"loss": [], "spread": []}  # [step, value] as train() records them: each reading sends them all
+
+    def on_curve(name, step, value):
+        curve[name].append([step, value])
 
     def say(**fields):
         print(json.dumps(fields), flush=True)
@@ -122,11 +126,11 @@ def _child(cfg_json: str, seed: int) -> int:
         reading.update(agr=f"{e['agreement']:.3f}", spread=f"{tiny.spread(e['head_entropy']):.2f}",
                        layers=e["head_entropy"])
         left = (time.perf_counter() - started) / (step + 1) * (cfg.steps - step - 1)  # from the speed so far
-        say(step=step + 1, loss=loss, left=left, **reading)
+        say(step=step + 1, loss=loss, left=left, curve=curve, **reading)
 
-    _, summary = tiny.train(cfg, seed, on_step=on_step, stop=stop.is_set, n_eval=PROBE)
+    _, summary = tiny.train(cfg, seed, on_step=on_step, stop=stop.is_set, n_eval=PROBE, on_curve=on_curve)
     say(end="stopped" if summary["steps"] < cfg.steps else "done", step=summary["steps"],
-        loss=summary["train_loss"], **reading)
+        loss=summary["train_loss"], curve=curve, **reading)
     return 0
 
 

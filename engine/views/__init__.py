@@ -5,9 +5,10 @@ views and registers them, in the order of the lessons. A topic's module is impor
 views is first asked for (`get_view`), and all of them when `VIEWS` is: core.HOMES says which is where.
 """
 
-from .core import Column, Fact, Param, Result, Table, Tr, View, fmt_value, get_view, register, run_view
+from .core import Chart, Column, Fact, Param, Result, Series, Table, Tr, View, fmt_value, get_view, register, run_view
 
-__all__ = ["VIEWS", "Column", "Fact", "Param", "Result", "Table", "Tr", "View", "config_from", "fmt_value",
+__all__ = ["VIEWS", "Chart", "Column", "Fact", "Param", "Result", "Series", "Table", "Tr", "View", "config_from",
+           "fmt_value",
            "formulas", "get_view", "params_result", "params_settings", "register", "run_view"]
 
 _SIZING = ("config_from", "formulas", "params_result", "params_settings")

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import demos, ops
-from .core import Fact, Param, Result, Table, Tr, View, col, matrix_table, register, token_labels
+from .core import Chart, Fact, Param, Result, Series, Table, Tr, View, col, matrix_table, register, token_labels
 
 
 def _stats_table(raw: demos.WeightStats, scaled: demos.WeightStats, causal=False):
@@ -26,7 +26,7 @@ def _attention(d, seed, causal):
                   ".3f"))
     return Result("attention", dict(d=d, seed=seed, causal=causal), (
         matrix_table("scores", Tr("Scores q.k, before softmax", "得分 q.k（softmax 之前）"), r.scores, labels,
-                      fmt="+.2f", heat=False),
+                      fmt="+.2f", heat="signed"),
         matrix_table("raw", Tr("Weights, softmax(q.k)", "权重 softmax(q.k)"), r.weights_raw, labels),
         matrix_table("scaled", Tr("Weights, softmax(q.k / sqrt(d))", "权重 softmax(q.k / sqrt(d))"),
                       r.weights_scaled, labels),
@@ -36,17 +36,33 @@ def _attention(d, seed, causal):
 
 def _dsweep(draws, seed):
     rows = demos.d_sweep(draws=draws, seed=seed)
-    return Result("dsweep", dict(draws=draws, seed=seed), (
-        Table("sweep", Tr(f"Averaged over {draws:,} random draws of q and k", f"对 q、k 随机抽取 {draws:,} 次取平均"),
-              (col("d", "d", "d", ","), col("raw_max", "max, unscaled", "最大权重（未缩放）", ".3f"),
-               col("raw_entropy", "entropy, unscaled", "熵（未缩放）", ".3f"),
-               col("scaled_max", "max, scaled", "最大权重（缩放后）", ".3f"),
-               col("scaled_entropy", "entropy, scaled", "熵（缩放后）", ".3f")),
-              tuple((r.d, r.raw.max_weight, r.raw.mean_entropy, r.scaled.max_weight, r.scaled.mean_entropy)
-                    for r in rows),
-              note=Tr("entropy in nats; the most a row of 3 can have is ln 3 = 1.099",
-                      "熵的单位是奈特（nat）；3 个位置的一行最多 ln 3 = 1.099")),
-    ))
+    sweep = Table("sweep", Tr(f"Averaged over {draws:,} random draws of q and k", f"对 q、k 随机抽取 {draws:,} 次取平均"),
+                  (col("d", "d", "d", ","), col("raw_max", "max, unscaled", "最大权重（未缩放）", ".3f"),
+                   col("raw_entropy", "entropy, unscaled", "熵（未缩放）", ".3f"),
+                   col("scaled_max", "max, scaled", "最大权重（缩放后）", ".3f"),
+                   col("scaled_entropy", "entropy, scaled", "熵（缩放后）", ".3f")),
+                  tuple((r.d, r.raw.max_weight, r.raw.mean_entropy, r.scaled.max_weight, r.scaled.mean_entropy)
+                        for r in rows),
+                  note=Tr("entropy in nats; the most a row of 3 can have is ln 3 = 1.099",
+                          "熵的单位是奈特（nat）；3 个位置的一行最多 ln 3 = 1.099"))
+    return Result("dsweep", dict(draws=draws, seed=seed), (sweep,), charts=_sweep_charts(sweep))
+
+
+def _sweep_charts(sweep: Table) -> tuple[Chart, ...]:
+    """The sweep table's two measures against d, unscaled and scaled: the same numbers, drawn."""
+    column = {c.key: i for i, c in enumerate(sweep.columns)}
+
+    def chart(key, title, raw, scaled, **axes):
+        def series(label, col_key):
+            return Series(label, tuple(float(row[column[col_key]]) for row in sweep.rows))
+        return Chart(key, title, "line", (series(Tr("unscaled", "未缩放"), raw), series(Tr("scaled", "缩放后"), scaled)),
+                     x=tuple(float(row[column["d"]]) for row in sweep.rows),
+                     x_label=Tr("d, width of q and k", "d：q、k 的维度"), log_x=True, **axes)
+
+    return (chart("entropy", Tr("Mean entropy of a row of weights, against d", "每行权重的平均熵随 d 的变化"),
+                  "raw_entropy", "scaled_entropy", y_label=Tr("nats", "奈特")),
+            chart("maxweight", Tr("Largest weight, averaged over draws, against d", "最大权重（多次抽样平均）随 d 的变化"),
+                  "raw_max", "scaled_max", y_range=(0.0, 1.0)))
 
 
 def _cat(causal):
@@ -58,6 +74,7 @@ def _cat(causal):
               (col("token", "token", "词元"), col("score", "q.k score", "打分 q.k", ".1f"),
                col("weight", "softmax", "softmax", ".3f"),
                col("illustration", "reference's illustration", "参考资料的示意值", ".2f")), rows,
+              heat="weights", heat_cols=("weight",),
               note=Tr("the reference's weights were written by hand to illustrate; the softmax column is "
                       "computed from the scores" + ("; the causal mask hides \"on\" from \"sat\"" if causal else ""),
                       "参考资料的权重是为了说明而手写的示意值；softmax 一列由打分算出"

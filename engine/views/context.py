@@ -2,7 +2,7 @@
 
 from .. import sizing
 from .sizing import DTYPES, trained_mark
-from .core import Fact, Param, Result, Table, Tr, View, col, register
+from .core import Chart, Fact, Param, Result, Series, Table, Tr, View, col, register
 
 
 _BANDWIDTHS = (50e9, 100e9, 400e9, 1000e9, 3350e9)  # bytes/s: dual-channel DDR5 up to an H100's HBM3
@@ -23,14 +23,15 @@ def _context(preset, prompt, dtype):
     chosen_linear, chosen_attn = sizing.prefill_flops(cfg, prompt)
     scales = Tr(f"; {dtype} with one fp16 scale per {sizing.QUANT_BLOCK} weights" if dtype in sizing.QUANTISED else "",
                 f"；{dtype} 每 {sizing.QUANT_BLOCK} 个权重带一个 fp16 缩放系数" if dtype in sizing.QUANTISED else "")
+    prefill = Table("prefill", Tr(f"Reading the prompt: {cfg.name}", f"读入提示词：{cfg.name}"),
+                    (col("n", "prompt", "提示词", ","), col("scores", "scores/head", "每头打分数", ","),
+                     col("tflops", "TFLOP", "万亿次运算", ",.1f"), col("share", "attention", "其中注意力", "pct"),
+                     col("cache", "KV cache", "KV 缓存", "bytes"),
+                     col("trained", f"trained ctx {trained:,}", f"训练长度 {trained:,}")),
+                    tuple(prefill), note=Tr("causal: each head of each layer scores n(n+1)/2 pairs; fp16 cache",
+                                            "因果掩码：每层每个头给 n(n+1)/2 对词元打分；缓存按 fp16 计"))
     return Result("context", dict(preset=preset, prompt=prompt, dtype=dtype), (
-        Table("prefill", Tr(f"Reading the prompt: {cfg.name}", f"读入提示词：{cfg.name}"),
-              (col("n", "prompt", "提示词", ","), col("scores", "scores/head", "每头打分数", ","),
-               col("tflops", "TFLOP", "万亿次运算", ",.1f"), col("share", "attention", "其中注意力", "pct"),
-               col("cache", "KV cache", "KV 缓存", "bytes"),
-               col("trained", f"trained ctx {trained:,}", f"训练长度 {trained:,}")),
-              tuple(prefill), note=Tr("causal: each head of each layer scores n(n+1)/2 pairs; fp16 cache",
-                                      "因果掩码：每层每个头给 n(n+1)/2 对词元打分；缓存按 fp16 计")),
+        prefill,
         Table("decode", Tr(f"Generating: at most this many tokens/s with {dtype} weights",
                            f"生成：{dtype} 权重下每秒最多这么多词元"),
               (col("bandwidth", "memory bandwidth", "内存带宽"),
@@ -55,7 +56,17 @@ def _context(preset, prompt, dtype):
         Fact("prompt_beyond", Tr("the chosen length is beyond it", "选的长度超出了它"), prompt > trained),
         Fact("prompt_share", Tr("at the chosen length, attention's share of the prefill",
                                 "选的长度下，注意力占预填充的比例"), chosen_attn / (chosen_linear + chosen_attn), "pct"),
-        Fact("prompt_cache", Tr("at the chosen length, the KV cache", "选的长度下的 KV 缓存"), cache, "bytes")))
+        Fact("prompt_cache", Tr("at the chosen length, the KV cache", "选的长度下的 KV 缓存"), cache, "bytes")),
+        (_share_chart(cfg, prefill),))
+
+
+def _share_chart(cfg, prefill: Table) -> Chart:
+    """The prefill table's attention share, in percent, against the prompt length: its rows, drawn."""
+    n, share = (next(i for i, c in enumerate(prefill.columns) if c.key == key) for key in ("n", "share"))
+    return Chart("share", Tr(f"Attention's share of the prefill work: {cfg.name}", f"预填充运算中注意力的占比：{cfg.name}"),
+                 "line", (Series(Tr("attention", "注意力"), tuple(100 * row[share] for row in prefill.rows)),),
+                 x=tuple(float(row[n]) for row in prefill.rows), x_label=Tr("prompt (tokens)", "提示词（词元）"),
+                 y_label=Tr("% of FLOPs", "占运算量 %"), log_x=True, y_range=(0.0, 100.0))
 
 
 register(View("context", Tr("The cost of context", "上下文的代价"),

@@ -162,7 +162,9 @@ class Table:
     title: Tr
     columns: tuple[Column, ...]
     rows: tuple[tuple, ...]  # raw cells: str, Tr, int or float
-    heat: bool = False       # numeric cells are attention weights in [0, 1]
+    heat: str = ""           # what the numeric cells hold, for the screen's shading: "weights" (attention
+                             # weights in [0, 1]), "signed" (either sign) or "mask" (0 or -inf); "" for none
+    heat_cols: tuple[str, ...] = ()  # the columns shaded (their keys); () for every column but the first
     note: Tr | None = None
 
 
@@ -175,11 +177,42 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class Series:
+    label: Tr
+    values: tuple[float, ...]  # one per x of a line chart, or one per part of a stacked bar
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A picture of numbers the view also gives in a table (or in its facts), so the exact values stay one
+    key away. Data only: the screen draws it (tui/charts.py).
+
+        line    each series against x, on shared axes
+        strips  each series against x in a strip of its own, one under the other (small multiples)
+        stack   each series one horizontal bar, split into `parts` in proportion to its values
+    """
+
+    key: str
+    title: Tr
+    kind: str                      # "line", "strips" or "stack"
+    series: tuple[Series, ...]
+    x: tuple[float, ...] = ()      # line and strips: the x of each value
+    parts: tuple[Tr, ...] = ()     # stack: what each value of a series is
+    x_label: Tr | None = None
+    y_label: Tr | None = None
+    log_x: bool = False            # line: x on a log scale (context lengths, widths)
+    log_y: bool = False            # line: y on a log scale (positive values only): a constant ratio is a gap
+    y_range: tuple[float, float] | None = None  # line and strips: fixed y limits; None fits the data
+    note: Tr | None = None
+
+
+@dataclass(frozen=True)
 class Result:
     view: str
     params: dict
     tables: tuple[Table, ...]
     facts: tuple[Fact, ...] = ()
+    charts: tuple[Chart, ...] = ()  # shown only on steps that name them (a step's `tables`)
 
 
 @dataclass(frozen=True)
@@ -293,7 +326,7 @@ def col(key, en, zh, fmt="text"):
     return Column(key, Tr(en, zh), fmt)
 
 
-def matrix_table(key, title, weights, labels, fmt=".3f", heat=True, row_title=None):
+def matrix_table(key, title, weights, labels, fmt=".3f", heat="weights", row_title=None):
     cols = (Column("token", row_title or Tr("query", "查询")),) + tuple(
         Column(f"k{j}", lab if isinstance(lab, Tr) else Tr(lab, lab), fmt) for j, lab in enumerate(labels))
     rows = tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, weights))

@@ -43,7 +43,7 @@ def _heads(heads, seed, n):
                                    f"最后一个词元（词 {n - 1}）在每个头里看向哪里"),
                         (col("head", "head", "头", "d"),) + tuple(Column(f"k{j}", lab, ".3f")
                                                                   for j, lab in enumerate(labels)),
-                        tuple((h, *map(float, w[-1])) for h, w in enumerate(r.weights)), heat=True))
+                        tuple((h, *map(float, w[-1])) for h, w in enumerate(r.weights)), heat="weights"))
     tables += [matrix_table(f"head{h}", Tr(f"Head {h}", f"{h} 号头"), w, labels) for h, w in enumerate(r.weights)]
     tiling = _tiling_rows()
     tables.append(Table("tiling", Tr("Do the heads tile d_model? Model cards", "各头是否正好拼满 d_model？看模型参数"),

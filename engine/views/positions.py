@@ -5,12 +5,13 @@ import numpy as np
 from .. import positions
 from ..errors import check_bytes
 from ..seeds import DEMO_SEED
-from .core import (Column, Fact, Param, Result, Table, Tr, View, col, fmt_value, lazy_source, matrix_table,
-                   pick_rows, register)
+from .core import (Chart, Column, Fact, Param, Result, Series, Table, Tr, View, col, fmt_value, lazy_source,
+                   matrix_table, pick_rows, register)
 
 
 # Context lengths to set against the slowest pair: Llama 2's and Llama 3's trained contexts, then 32k and 128k.
 REACH_CONTEXTS = (4096, 8192, 32768, 131072)
+WAVE_POSITIONS = 64  # the waves chart draws positions 0 .. 63, whatever n the table shows
 
 
 def _positional(n, d, base):
@@ -29,7 +30,7 @@ def _positional(n, d, base):
                   for n_ctx in REACH_CONTEXTS)  # the largest gap in a context of n_ctx is n_ctx - 1 positions
     return Result("positional", dict(n=n, d=d, base=base), (
         Table("table", Tr("Sinusoidal positions: sin on even dims, cos on odd", "正弦位置编码：偶数维 sin，奇数维 cos"),
-              cols, rows, note=note),
+              cols, rows, heat="signed", note=note),
         Table("wavelengths", Tr("How fast each dim pair turns", "每对维度转得多快"),
               (col("pair", "pair i", "第 i 对"), col("dims", "dims", "维度"),
                col("theta", "theta (rad/pos)", "theta（弧度/位）", ".4g"),
@@ -43,7 +44,24 @@ def _positional(n, d, base):
                       "转角按上下文里最大的间隔计，即长度减 1")),
     ), (Fact("fastest", Tr("fastest wavelength", "最快的波长"), float(wave[0]), "sig3"),
         Fact("slowest", Tr("slowest wavelength", "最慢的波长"), float(wave[-1]), "sig3"),
-        Fact("pairs", Tr("dim pairs", "维度对数"), d // 2, "d")))
+        Fact("pairs", Tr("dim pairs", "维度对数"), d // 2, "d")), (_waves_chart(d, freq, pairs),))
+
+
+def _waves_chart(d, freq, pairs) -> Chart:
+    """sin(pos x theta_i) of the pairs the wavelengths table shows, one strip each, at positions 0 .. 63."""
+    pos = np.arange(WAVE_POSITIONS)
+    # the even dim 2i of sinusoidal_positions, taken for the shown pairs only: the whole table at a large d
+    # would be 64 x d numbers to keep eight columns
+    waves = np.sin(pos[:, None] * freq[pairs][None, :])  # [64, n_pairs]
+    cut = Tr(f"the first four and the last four of {d // 2} pairs", f"{d // 2} 对中只画前四对和后四对") \
+        if len(pairs) < d // 2 else None
+    last = WAVE_POSITIONS - 1
+    return Chart("waves", Tr(f"sin(pos x theta_i) of each pair, in its dim d2i, positions 0-{last}",
+                             f"每一对的 sin(pos x theta_i)（即 d2i 维），位置 0-{last}"), "strips",
+                 tuple(Series(Tr(f"d{2 * i}", f"d{2 * i}"), tuple(float(v) for v in waves[:, j]))
+                       for j, i in enumerate(pairs)),
+                 x=tuple(float(p) for p in pos), x_label=Tr("position", "位置"), y_range=(-1.0, 1.0),
+                 note=cut)
 
 
 def _rope(d, base, seed):
@@ -55,7 +73,8 @@ def _rope(d, base, seed):
               (col("m", "q at m", "q 在 m", "d"), col("n", "k at n", "k 在 n", "d"), col("gap", "m - n", "m - n", "+d"),
                col("rope", "score with RoPE", "RoPE 得分", "+.6f"),
                col("added", "score, positions added", "加性位置编码得分", "+.6f")),
-              tuple((r.m, r.n, r.m - r.n, r.rope_score, r.additive_score) for r in rows)),
+              tuple((r.m, r.n, r.m - r.n, r.rope_score, r.additive_score) for r in rows),
+              heat="signed", heat_cols=("rope", "added")),
     ), (Fact("rope_spread", Tr("largest gap between RoPE scores", "RoPE 得分之间的最大差"),
              max(r.rope_score for r in rows) - min(r.rope_score for r in rows), ".1e"),))
 

@@ -11,7 +11,7 @@ def _mask(n):
     labels = token_labels(n)
     return Result("mask", dict(n=n), (matrix_table(
         "mask", Tr("Causal mask added to the scores", "加到打分上的因果掩码"), m, labels, fmt="mask",
-        heat=False, row_title=Tr("query", "查询")),))
+        heat="mask", row_title=Tr("query", "查询")),))
 
 
 def _residual(residual, seed, layers):

@@ -1,7 +1,7 @@
 """Lessons 6 and 7: parameter counts, memory and the KV cache of real model configs."""
 
 from .. import sizing
-from .core import Column, Fact, Param, Result, Table, Tr, View, col, register
+from .core import Chart, Column, Fact, Param, Result, Series, Table, Tr, View, col, register
 
 
 DTYPES = tuple(sizing.BYTES_PER_PARAM)
@@ -19,6 +19,10 @@ _PART_NAMES = {
 }
 _GROUP_NAMES = {"attention": Tr("attention", "注意力"), "ffn": Tr("FFN", "前馈"),
                 "embeddings": Tr("embeddings + output", "词嵌入 + 输出"), "norms": Tr("norms", "归一化")}
+# The split chart's parts: param_count's items grouped by the word before the slash
+_SPLIT_PARTS = {"embedding": Tr("embedding", "词嵌入"), "attention": Tr("attention", "注意力"), "ffn": Tr("FFN", "前馈"),
+                "norm": Tr("norms", "归一化"), "output": Tr("output head", "输出投影")}
+_SHORT_NAMES = {"mistral-7b": "Mistral 7B", "mistral-nemo-12b": "NeMo 12B"}  # a chart legend holds 14 cells
 
 
 def formulas(cfg: sizing.ModelConfig) -> dict[str, str]:
@@ -134,6 +138,40 @@ def _shares_table(cfg: sizing.ModelConfig, rep: dict, name: Tr | None = None) ->
                  tuple((_GROUP_NAMES[g], n, n / total) for g, n in sizing.group_counts(cfg).items()))
 
 
+def split_counts(cfg: sizing.ModelConfig) -> dict[str, int]:
+    """param_count summed into embedding, attention, FFN, norms and output head; adds up to the total."""
+    counts = dict.fromkeys(_SPLIT_PARTS, 0)
+    for item, n in sizing.param_count(cfg).items():
+        counts[item.split("/")[0]] += n
+    return counts
+
+
+def legend_name(preset: str) -> Tr:
+    """A preset's name, short enough for a chart's legend."""
+    name = _SHORT_NAMES.get(preset, sizing.preset(preset).name)
+    return Tr(name, name)
+
+
+def split_chart(models: list[tuple[Tr, sizing.ModelConfig]]) -> Chart:
+    """One stacked bar per model: its parameters split into embedding, attention, FFN, norms, output head."""
+    tied = [label for label, cfg in models if cfg.tied_embeddings]
+    names = Tr(", ".join(dict.fromkeys(t.en for t in tied)), "、".join(dict.fromkeys(t.zh for t in tied)))
+    note = Tr(f"{names.en}: the output head is the embedding matrix, counted once, as embedding",
+              f"{names.zh}：输出投影就是词嵌入矩阵，只计一次，算在词嵌入里") if tied else None
+    return Chart("split", Tr("Where the parameters live", "参数都在哪里"), "stack",
+                 tuple(Series(label, tuple(split_counts(cfg).values())) for label, cfg in models),
+                 parts=tuple(_SPLIT_PARTS.values()), note=note)
+
+
+def _split_models(cfg: sizing.ModelConfig) -> list[tuple[Tr, sizing.ModelConfig]]:
+    """The model shown, named for its preset or "custom", and one to set beside it: Llama 2 7B, or Llama 3 8B
+    when the model shown is Llama 2 7B."""
+    preset = next((p for p, c in sizing.PRESETS.items() if c == cfg), None)  # equality ignores the name
+    other = "llama3-8b" if preset == "llama2-7b" else "llama2-7b"
+    shown = legend_name(preset) if preset else Tr("custom", "自定义")
+    return [(shown, cfg), (legend_name(other), sizing.preset(other))]
+
+
 def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int | None = None,
                   settings: dict | None = None, name: Tr | None = None, published_name: str | None = None) -> Result:
     """The sizing tables of one config: the itemised count, the shares, weight memory and the KV cache.
@@ -182,7 +220,7 @@ def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int |
               ((Tr("per token", "每个词元"), kv["per_token"], kv["per_token"]),
                (Tr(f"one sequence of {context:,} tokens", f"一条 {context:,} 个词元的序列"),
                 kv["per_sequence"], kv["per_sequence"]))),
-    ), tuple(facts))
+    ), tuple(facts), (split_chart(_split_models(cfg)),))
 
 
 def trained_mark(n_ctx: int, trained: int) -> Tr:
@@ -206,6 +244,7 @@ def _kvcache(preset, context, kv_heads, batch, dtype):
     sweep = tuple((n, sizing.kv_cache_bytes(cfg, n, batch, dtype), trained_mark(n, trained))
                   for n in (1024, 4096, 8192, 32768, 131072))
     where = Tr(f"{cfg.name} at {context:,} tokens, batch {batch}", f"{cfg.name} 在 {context:,} 个词元、批大小 {batch} 时")
+    growth = _growth_chart(cfg, variants, context, batch, dtype, trained)
     return Result("kvcache", dict(preset=preset, context=context, kv_heads=cfg.n_kv_head, batch=batch, dtype=dtype), (
         Table("cache", Tr(f"KV cache of {where.en}", f"{where.zh}的 KV 缓存"),
               (col("variant", "attention", "注意力"), col("per_token", "per token", "每词元", "bytes"),
@@ -231,7 +270,24 @@ def _kvcache(preset, context, kv_heads, batch, dtype):
         Fact("beyond", Tr("this context is beyond it", "当前上下文超出了它"), context > trained),
         Fact("saved_cache", Tr("MHA to MQA: cache saved", "从 MHA 到 MQA：省下的缓存"), caches[0] - caches[2], "bytes"),
         Fact("saved_weights", Tr("MHA to MQA: W_k and W_v weights saved", "从 MHA 到 MQA：W_k、W_v 省下的权重"),
-             own_weights[0] - own_weights[2], "bytes")))
+             own_weights[0] - own_weights[2], "bytes")), (growth,))
+
+
+GROWTH_CONTEXTS = tuple(2**k for k in range(10, 18))  # 1,024 .. 131,072 tokens
+
+
+def _growth_chart(cfg, variants, context, batch, dtype, trained) -> Chart:
+    """The cache in GiB against the context, one line for each row of the cache table: MHA, this model, MQA."""
+    xs = sorted(set(GROWTH_CONTEXTS) | {context})
+    legends = (Tr(f"MHA kv={cfg.n_head}", f"MHA kv={cfg.n_head}"),
+               Tr(f"model kv={cfg.n_kv_head}", f"本模型 kv={cfg.n_kv_head}"), Tr("MQA kv=1", "MQA kv=1"))
+    return Chart("growth", Tr(f"KV cache of {cfg.name}, batch {batch}, {dtype}",
+                              f"{cfg.name} 的 KV 缓存，批大小 {batch}，{dtype}"),
+                 "line", tuple(Series(legend, tuple(sizing.kv_cache_bytes(c, n, batch, dtype) / 2**30 for n in xs))
+                               for legend, (_, c) in zip(legends, variants)),
+                 x=tuple(float(n) for n in xs), x_label=Tr("context (tokens)", "上下文（词元）"), y_label=Tr("GiB", "GiB"),
+                 log_x=True, log_y=True, note=Tr(f"{cfg.name} was trained for {trained:,} tokens",
+                                     f"{cfg.name} 训练时的上下文长度是 {trained:,} 个词元"))
 
 
 def _compare(a, b, context):
@@ -270,7 +326,7 @@ def _compare(a, b, context):
         table("counts", Tr(f"Parameters: {cfgs[0].name} beside {cfgs[1].name}",
                            f"参数量：{cfgs[0].name} 与 {cfgs[1].name} 对照"), ","),
         table("memory", Tr("Memory", "内存"), "bytes"),
-    ))
+    ), charts=(split_chart([(legend_name(a), cfgs[0]), (legend_name(b), cfgs[1])]),))
 
 
 register(View("params", Tr("Counting parameters", "参数量统计"), _config_params(), _params,

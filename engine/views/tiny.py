@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import llama, ops
 from ..errors import ParamError
-from .core import Column, Fact, Param, Result, Table, Tr, View, col, lazy_source, register
+from .core import Chart, Column, Fact, Param, Result, Series, Table, Tr, View, col, lazy_source, register
 
 
 # --- the trained tiny Llama ---------------------------------------------------------------
@@ -77,7 +77,7 @@ def _tiny_attention(sentence, layer):
     for h in range(cfg.n_head):
         cols = (Column("token", Tr("query", "查询")),) + tuple(Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
         tables.append(Table(f"head{h}", Tr(f"Layer {layer}, head {h}", f"第 {layer} 层 {h} 号头"), cols,
-                            tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, p[h])), heat=True))
+                            tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, p[h])), heat="weights"))
     return Result("tiny-attention", dict(sentence=sentence, layer=layer), tuple(tables),
                   _verb_look(words, keep, cfg)[1])
 
@@ -104,7 +104,7 @@ def _verb_look(words, keep, cfg):
     table = Table("verb", Tr(f'Where "{words[v]}" looks, in every head of every layer',
                              f"「{words[v]}」在每一层每个头里看向哪里"), cols,
                   tuple((f"{li + 1}.{h}", *map(float, keep["attn"][li][0, h, v, : v + 1]))
-                        for li in range(cfg.n_layer) for h in range(cfg.n_head)), heat=True)
+                        for li in range(cfg.n_layer) for h in range(cfg.n_head)), heat="weights")
     looks = [(keep["attn"][li][0, h, v, subj], li + 1, h) for li in range(cfg.n_layer) for h in range(cfg.n_head)]
     weight, best_layer, best_head = max(looks)
     facts = (Fact("verb", Tr("the verb", "动词"), words[v]), Fact("subject", Tr("its subject", "它的主语"), words[subj]),
@@ -129,13 +129,75 @@ def _tiny_heads(run):
                col("ratio", "trained / init", "训练后 / 初始", ".2f")), rows,
               note=Tr("nats, averaged over the query positions after the first, on the same held-out sentences",
                       "单位奈特，对同一批未见过的句子、除第一个位置外的所有查询位置取平均")),
+        _curve_table(meta),
     ), (Fact("spread_init", Tr("head-entropy spread at init (max / min)", "初始化时的熵之比（最大 / 最小）"),
              meta["entropy_spread_init"], ".2f"),
         Fact("spread_trained", Tr("head-entropy spread trained (max / min)", "训练后的熵之比（最大 / 最小）"),
              meta["entropy_spread_trained"], ".2f"),
         Fact("steps", Tr("training steps", "训练步数"), meta["steps"], ","),
         Fact("agreement", Tr("subject-verb agreement on unseen sentences", "未见过的句子上的主谓一致率"),
-             meta["agreement"], "pct")))
+             meta["agreement"], "pct"),
+        Fact("floor", Tr("the grammar's entropy: the lowest loss any model can reach",
+                         "语法本身的熵：任何模型的损失都不可能更低"), meta["floor"], ".3f"),
+        Fact("first_loss", Tr("training loss over the first steps", "最初几步的训练损失"),
+             meta["curve"]["loss"][0], ".2f"),
+        *_near_floor(meta),
+        Fact("loss", Tr("loss, trained, on fresh sentences", "训练后在新句子上的损失"), meta["loss"], ".3f")),
+            _curve_charts(meta))
+
+
+def _curve_table(meta) -> Table:
+    """The curves' numbers at every spread reading: each step's loss is the loss chart's point there (None at
+    step 0, before any step), its spread the spread chart's."""
+    c = meta["curve"]
+    loss = dict(zip(c["loss_step"], c["loss"]))
+    every, n = c["loss_every"], c["spread_sentences"]
+    return Table("curve", Tr(f"Training as it went, every {c['spread_every']} steps",
+                             f"训练过程，每 {c['spread_every']} 步一行"),
+                 (col("step", "step", "步数", ","), col("loss", "training loss", "训练损失", ".4f"),
+                  col("spread", "head spread", "头熵之比", ".2f")),
+                 tuple((step, loss.get(step), value) for step, value in zip(c["spread_step"], c["spread"])),
+                 note=Tr(f"loss: the mean over the {every} steps up to this one (the chart also draws the windows "
+                         f"between); spread: max / min of the heads' entropies on the first {n} held-out sentences",
+                         f"损失：到这一步为止 {every} 步的平均（图里还画出了中间各段）；熵之比：在前 {n} 个"
+                         "未见过的句子上，各头平均熵的最大值除以最小值"))
+
+
+NEAR_FLOOR = 0.03  # nats above the floor at which the loss counts as there
+
+
+def _near_floor(meta) -> tuple[Fact, ...]:
+    """When the training loss first comes within NEAR_FLOOR of the floor, and the head spread at the last reading
+    by then: the heads go on pulling apart after the loss has all but stopped falling."""
+    c = meta["curve"]
+    step = next((s for s, v in zip(c["loss_step"], c["loss"]) if v - meta["floor"] < NEAR_FLOOR), c["loss_step"][-1])
+    spread = [v for s, v in zip(c["spread_step"], c["spread"]) if s <= step][-1]
+    return (Fact("near", Tr("nats above the floor that count as there", "离下限多少奈特以内算到了"), NEAR_FLOOR, ".2f"),
+            Fact("near_step", Tr(f"the first step with the loss within {NEAR_FLOOR} of the floor",
+                                 f"损失离下限不到 {NEAR_FLOOR} 的第一步"), step, ","),
+            Fact("near_spread", Tr("the head spread by then", "那时的熵之比"), spread, ".2f"),
+            Fact("kept_growing", Tr("the spread grew by a tenth or more after that", "此后熵之比又涨了一成以上"),
+                 c["spread"][-1] >= 1.1 * spread))
+
+
+def _curve_charts(meta) -> tuple[Chart, ...]:
+    """The run's training curves from its manifest (tiny.train records them): the loss against the floor, on a
+    log scale of steps (linear, the fall fills the first few columns); the head-entropy spread from 1, where
+    every head would be alike."""
+    c = meta["curve"]
+    loss = Chart("loss", Tr(f"Training loss, mean of every {c['loss_every']} steps; steps on a log scale",
+                            f"训练损失（每 {c['loss_every']} 步取平均；步数按对数刻度）"), "line",
+                 (Series(Tr("training loss", "训练损失"), tuple(c["loss"])),
+                  Series(Tr("floor", "熵下限"), (meta["floor"],) * len(c["loss"]))),
+                 x=tuple(float(x) for x in c["loss_step"]), x_label=Tr("step, log scale", "训练步数，对数刻度"),
+                 y_label=Tr("nats per token", "奈特/词元"), log_x=True)  # the floor: in the legend and the prose
+    n = c["spread_sentences"]
+    spread = Chart("spread", Tr(f"Head-entropy spread (max / min), every {c['spread_every']} steps on {n} held-out "
+                                "sentences", f"各头的熵之比（最大 / 最小），每 {c['spread_every']} 步在 {n} 个未见过的句子上测一次"),
+                   "line", (Series(Tr("head spread", "头熵之比"), tuple(c["spread"])),),
+                   x=tuple(float(x) for x in c["spread_step"]), x_label=Tr("step", "训练步数"),
+                   y_range=(1.0, max(c["spread"])))
+    return loss, spread
 
 
 def _subject_position(words) -> int:

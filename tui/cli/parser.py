@@ -86,6 +86,9 @@ def build_parser(lang: str):
     show.add_argument("--json", action="store_true", help=t("print one JSON object, full precision",
                                                             "输出一个 JSON 对象，保留全部精度"))
     show.add_argument("--lesson", metavar="ID", help=t("print a whole lesson as plain text", "把整节课打印成纯文本"))
+    show.add_argument("--plot", action="store_true",
+                      help=t("also draw the charts, in ASCII and braille without colour (screen readers: leave it off)",
+                             "同时画出图表：ASCII 和盲文点字符，不带颜色（用读屏软件时请别加）"))
     show.set_defaults(run="printout:cmd_print")
 
     lessons = sub.add_parser("lessons", parents=[common], help=t("list the lessons", "列出所有课程"))

@@ -28,7 +28,7 @@ def cmd_print(args, lang) -> int:
     for v in views:  # all computed before anything is printed: an error leaves no half output
         mine = {k: val for k, val in settings.items() if k in {p.name for p in v.params}}
         results.append((v, v.run(mine)))
-    return _emit(results, args.json, lang)
+    return _emit(results, args.json, lang, args.plot)
 
 
 def _print_lesson(args, lang) -> int:
@@ -40,19 +40,20 @@ def _print_lesson(args, lang) -> int:
 
     lesson = pick({x.id: x for x in lessons_for(args)}, args.lesson, "lesson", "课程")
     from ..plain import render_lesson, write
-    write(lambda out: render_lesson(lesson, lang, min(out.width, 80)))
+    write(lambda out: render_lesson(lesson, lang, min(out.width, 80), plot=args.plot))
     return 0
 
 
-def _emit(results, as_json, lang) -> int:
-    """Print (view, result) pairs as tables one under another, or as one JSON object."""
+def _emit(results, as_json, lang, plot=False) -> int:
+    """Print (view, result) pairs as tables one under another (with their charts above them when `plot`), or
+    as one JSON object."""
     if as_json:
         from ..plain import dumps, result_json
         print(dumps({"lang": lang, "views": [result_json(r, v.title(lang), lang) for v, r in results]}))
         return 0
     from ..textout import render_views, screen
 
-    shape = screen()
+    shape = None if plot else screen()  # textout draws tables only
     text = None if shape is None else render_views([(v, r) for v, r in results], lang, *shape)
     if text is not None:  # the same characters as Rich writes below, without importing its console
         sys.stdout.write(text)
@@ -63,5 +64,5 @@ def _emit(results, as_json, lang) -> int:
 
     from ..plain import render_result, write
     write(lambda out: Group(*[part for i, (v, r) in enumerate(results)
-                              for part in ([Text("")] if i else []) + [render_result(r, v.title(lang), lang, out.width)]]))
+                              for part in ([Text("")] if i else []) + [render_result(r, v.title(lang), lang, out.width, plot)]]))
     return 0

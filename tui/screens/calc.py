@@ -1,6 +1,5 @@
 """The sizing workbench: type a model card's numbers, see every term of the count and the memory."""
 
-from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -40,8 +39,6 @@ PARTS = (  # itemised rows: (label, keys in param_count summed, whether per laye
     (("final norm", "最终归一化"), ("norm/final",), False),
     (("output head", "输出投影"), ("output",), False),
 )
-GROUPS = (("attention", ("attention", "注意力")), ("ffn", ("FFN", "前馈")),
-          ("embeddings", ("embeddings + output", "词嵌入 + 输出")), ("norms", ("norms", "归一化")))
 
 
 def _tr(pair, lang):
@@ -156,7 +153,7 @@ class CalcScreen(ClosesOnce, Screen):
             style = "dim" if bench.stale else ""
             self.query_one("#summary", Static).update(flatten(self._summary(s, lang, style), width))
             self.query_one("#items", Static).update(flatten(self._items(s, lang, style), width))
-            self.query_one("#shares", Static).update(flatten(self._shares(s, lang, style), width))
+            self.query_one("#shares", Static).update(flatten(self._shares(s, lang, style, width), width))
             self.query_one("#chart", Static).update(flatten(self._chart(s, lang, style), width))
         line_width = self.app.size.width - 2
         if bench.errors:
@@ -238,15 +235,23 @@ class CalcScreen(ClosesOnce, Screen):
             table.add_row(t("calc_layer", lang), f"{s.report['per_layer']:,}", "", "")
         return table
 
-    def _shares(self, s, lang, style):
-        shares = s.report["shares"]
-        out = Text(t("calc_shares", lang) + "\n", style=f"bold {style}".strip())
-        names = [_tr(label, lang) for _, label in GROUPS]
-        width = max(cell_len(name) for name in names)
-        for (key, _), name in zip(GROUPS, names):
-            pad = " " * (width - cell_len(name))  # cell_len, not len: the zh labels are two cells a character
-            out.append(f"{name}{pad}  {bar(shares[key])} {shares[key] * 100:5.1f}%\n", style=style)
-        return out
+    def _shares(self, s, lang, style, width):
+        """Where the parameters live, as one stacked bar, with the pinned model's bar under it (tui/charts.py)."""
+        from rich.console import Group
+
+        from engine.views import Tr
+        from engine.views.sizing import split_chart
+
+        from ..charts import render_chart
+
+        models = [(s, _model_name(s, lang))]
+        if self.bench.pinned is not None:
+            models.append((self.bench.pinned, t("calc_pin_label", lang, name=_model_name(self.bench.pinned, lang))))
+        chart = split_chart([(Tr(name, name), m.cfg) for m, name in models])
+        lines = render_chart(chart, lang, width, "mono" if style else self.app.heat_colors)  # stale: no colour
+        for line in lines:
+            line.stylize(style)
+        return Group(*lines)
 
     def _chart(self, s, lang, style):
         rows = s.chart()

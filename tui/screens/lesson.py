@@ -179,7 +179,8 @@ class LessonScreen(Screen):
         tour = self.tour
         if tour.on_recap():
             return page.recap_body(tour, w)
-        return page.body(tour.result(), tour.compare_result(), tour.step, tour.lang, w, self._marks, training)
+        return page.body(tour.result(), tour.compare_result(), tour.step, tour.lang, w, self._marks, training,
+                         colors=self.app.heat_colors)
 
     def _draw_message(self, w: int) -> None:
         if self._note is not None:

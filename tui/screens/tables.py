@@ -28,7 +28,7 @@ class TablesScreen(ClosesOnce, ModalScreen):
         with VerticalScroll(id="tables-box", classes="modal-box"):
             yield Static(Text(t("all_rows_title", lang, view=VIEWS[result.view].title(lang)), style="bold"))
             yield Static(flatten(Group(Text(settings_line(result.params), style="dim"),
-                                       *render_tables(result, (), lang, width)), width))
+                                       *render_tables(result, (), lang, width, colors=self.app.heat_colors)), width))
 
     def on_mount(self) -> None:
         self.query_one("#tables-box").focus()

@@ -3,7 +3,9 @@
 Textual repaints the whole of a widget whose content is updated, so a key press that changes one
 number in a 12-line table used to send all 12 lines. A Lines widget compares each new line with the
 one on screen and refreshes just the lines that differ: what an SSH link carries for a key press is
-what the press changed, plus the lines that moved.
+what the press changed, plus the lines that moved. Within a changed line only the cells from the first
+difference to the last are repainted: a heatmap row where one number changed sends that number, not the
+row.
 """
 
 from rich.cells import cell_len
@@ -12,6 +14,39 @@ from rich.text import Text
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
+
+
+def _cells(line: Text) -> list:
+    """A line cell by cell: (character, the styles over it); a wide character fills two cells, its second
+    (None, ...)."""
+    covering = [[line.style] for _ in line.plain]
+    for span in line.spans:
+        for i in range(max(0, span.start), min(span.end, len(covering))):
+            covering[i].append(span.style)
+    out = []
+    for ch, styles in zip(line.plain, covering):
+        out.append((ch, styles))
+        if cell_len(ch) == 2:
+            out.append((None, styles))
+    return out
+
+
+def _changed(a: Text, b: Text) -> tuple[int, int]:
+    """The cells [start, end) where line b differs from line a: the only part of the line a repaint needs."""
+    ca, cb = _cells(a), _cells(b)
+    n = max(len(ca), len(cb))
+    blank = (" ", [a.style])
+    ca += [blank] * (n - len(ca))
+    cb += [(" ", [b.style])] * (n - len(cb))
+    start = next((i for i in range(n) if ca[i] != cb[i]), n)
+    if start == n:
+        return 0, 0
+    end = next(i for i in range(n, start, -1) if ca[i - 1] != cb[i - 1])
+    if start and (ca[start][0] is None or cb[start][0] is None):  # the right half of a wide character: from its left
+        start -= 1
+    if end < n and (ca[end][0] is None or cb[end][0] is None):  # a wide character's left half: take its right too
+        end += 1
+    return start, end
 
 
 class Lines(Widget):
@@ -37,7 +72,9 @@ class Lines(Widget):
         for y, (a, b) in enumerate(zip(old, lines)):
             if a.plain != b.plain or a.spans != b.spans or a.style != b.style:
                 self._strips.pop(y, None)
-                self.refresh(Region(0, y, width, 1))
+                start, end = _changed(a, b)
+                if start < end:
+                    self.refresh(Region(start, y, min(end, width) - start, 1))
 
     @staticmethod
     def _width_of(lines: list[Text]) -> int:
