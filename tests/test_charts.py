@@ -168,4 +168,5 @@ def test_print_plot_draws_the_charts_in_plain_characters_and_json_carries_their_
     assert entropy["series"][0]["values"] == [row[column] for row in table["rows"]]
     lesson = run_cli("print", "--lesson", "positional", "--plot")
     assert lesson.returncode == 0 and "d0 |" in lesson.stdout
-    assert "d0 |" not in run_cli("print", "--lesson", "positional").stdout
+    unplotted = run_cli("print", "--lesson", "positional").stdout
+    assert "d0 |" not in unplotted and "[chart: sin(pos x theta_i)" in unplotted  # said, not drawn

@@ -35,6 +35,7 @@ TEXTS = {
     "training_line": ("Training big (d=64, 4x8 heads): step {step}/{total}, loss {loss:.3f}, agreement {agr}",
                       "训练 big（d=64，4x8 个头）：第 {step}/{total} 步，损失 {loss:.3f}，一致率 {agr}"),
     "training_left": ("about {s:.0f} s left", "约剩 {s:.0f} 秒"),
+    "chart_omitted": ("[chart: {title}; --plot draws it]", "[图表：{title}；加 --plot 可画出]"),
     "training_loss": ("loss", "损失"),
     "training_spread_name": ("head spread", "头熵之比"),
     "training_done": ("Finished in {s:.0f} s; the shipped weights are untouched. {key} closes this panel.",

@@ -283,9 +283,13 @@ def render_tables(result, keys, lang, width=80, rule=True, rows=None, marks=None
         added = marks.rows_of(table.key) if marks is not None else frozenset()
         return _block(table, lang, w, rule, picked, marked, added, colors)
 
-    named = [c for c in (result.charts if charts else ()) if keys and c.key in keys]  # its numbers: key t
+    named = [c for c in result.charts if keys and c.key in keys]  # its numbers: key t
     for chart in named:  # one under the other, each title bold; a blank line after the last
-        parts.extend(render_chart(chart, lang, width, colors))
+        if charts:
+            parts.extend(render_chart(chart, lang, width, colors))
+        else:  # plain text for a pipe or a screen reader: say what the picture is, and how to get it
+            from .i18n import t
+            parts.extend(prose(t("chart_omitted", lang, title=chart.title(lang)), width, style="dim", gap=False))
     if named:
         parts.append(Text(""))
     for line in arrange(result, keys, lang, width):
