@@ -14,7 +14,7 @@ def quick_start_commands():
 def test_quick_start_has_two_commands():
     install, test = quick_start_commands()
     assert install.endswith("xf-tour") and "pip install -e ." in install
-    assert "'.[test]'" in test and "pytest" in test
+    assert "'.[test,serve]'" in test and "pytest" in test
 
 
 def test_ci_runs_exactly_the_readme_test_command():

@@ -391,30 +391,38 @@ def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Pa
 
 
 def run_tour(app: XfTourApp) -> int:
-    """Run the app for the command line and give the exit status: the app's own, or 1 after a crash, whose
-    traceback goes to a report file that one line on stderr names."""
+    """Run the app for the command line and give the exit status: the app's own; 129 after a hang-up, 143
+    after SIGTERM, with the place saved (tui/hangup.py); or 1 after a crash, whose traceback goes to a report
+    file that one line on stderr names."""
     import gc
     import signal
+
+    from .hangup import HangUp, watch_terminal
 
     app.report_crashes = True
     # What start-up has built lives as long as the app: frozen, the collector no longer walks it, as a full
     # collection did just before the first frame (about 25 ms). Thawed after, for a caller that runs on.
     gc.freeze()
-    previous = signal.signal(signal.SIGINT, app.interrupt)
+    hang_up = HangUp(app)  # SIGHUP (the SSH link dropped; also sent by watch_terminal) and SIGTERM: save, end
+    handlers = {signal.SIGINT: app.interrupt, signal.SIGHUP: hang_up, signal.SIGTERM: hang_up}
+    previous = {number: signal.signal(number, handler) for number, handler in handlers.items()}
+    stop_watching = watch_terminal()
     try:
         app.run()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        stop_watching()
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         gc.unfreeze()
     error = app._exception  # Textual keeps the first unhandled exception here (run_test re-raises it)
     if error is None:
-        return app.return_code or 0
+        return hang_up.status or app.return_code or 0
     path = write_crash_report(error, app.store.folder)
     what = one_line(f"{type(error).__name__}: {error}")
     lang = app.tour.lang
     print(t("crash", lang, error=what, path=path) if path else t("crash_no_report", lang, error=what),
           file=sys.stderr)
-    return app.return_code or 1
+    return hang_up.status or app.return_code or 1
 
 
 def one_line(text: str, limit: int = 300) -> str:

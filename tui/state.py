@@ -23,6 +23,10 @@ MAX_BYTES = 1 << 20  # every step of every lesson seen makes 879 bytes; anything
 TEMP_PREFIX, TEMP_SUFFIX = ".progress-", ".tmp"
 TEMP_NAME = re.compile(r"\.progress-[a-z0-9_]{8}\.tmp")  # what mkstemp makes of the two above
 STALE_S = 60  # a save takes milliseconds: a younger temporary file may be another tour's save in flight
+LEARNERS = "learners"  # the folder, in the state folder, that holds one folder per --learner NAME
+# a learner's name: an ASCII letter, then up to 31 letters, digits, "_" or "-". No ".", "/" or "\\" can
+# appear, so a name is always one plain folder inside LEARNERS, never a path out of it.
+LEARNER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}", re.ASCII)
 
 
 class NotRegular(OSError):
@@ -36,6 +40,14 @@ def state_dir() -> Path:
         return Path(override).expanduser()
     from platformdirs import user_state_dir  # comes with textual
     return Path(user_state_dir("xf-tour", appauthor=False))
+
+
+def learner_dir(name: str, root: Path | None = None) -> Path:
+    """The folder of one learner's progress: LEARNERS/NAME in the state folder (or `root`). ValueError for a
+    name that is not a plain identifier (LEARNER_NAME), so that no name reaches outside that folder."""
+    if not isinstance(name, str) or not LEARNER_NAME.fullmatch(name):
+        raise ValueError(f"not a learner name: {name!r}")
+    return (state_dir() if root is None else Path(root)) / LEARNERS / name
 
 
 @dataclass
@@ -112,6 +124,18 @@ class Store:
             self.broken = self._keep_broken()
             self.problem, self.hands_off = ("corrupt", False) if self.broken else ("corrupt_kept", True)
             return Progress()
+
+    def read(self) -> Progress:
+        """The saved progress, for a reader such as `classroom report`: nothing is moved, swept or written.
+        FileNotFoundError when there is none, another OSError when it cannot be read, ValueError when it is
+        not a progress file of this version."""
+        data = self._read()
+        if len(data) > MAX_BYTES:
+            raise ValueError("too large to be a progress file")
+        try:
+            return Progress.from_json(json.loads(data.decode("utf-8")))
+        except RecursionError:
+            raise ValueError("nested too deeply to be a progress file") from None
 
     def _read(self) -> bytes:
         """At most MAX_BYTES + 1 bytes of progress.json; NotRegular unless it is a regular file."""

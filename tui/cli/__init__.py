@@ -11,6 +11,19 @@ from ..i18n import LANGS, default_lang
 from .output import safe_output
 from .parser import PROG, UsageError, build_parser, lang_in, tour_args
 
+SSH_ESCDELAY_MS = "400"  # see ssh_escape_delay()
+SCREENS = ("", "calc")  # the commands that open a Textual screen in this terminal
+
+
+def ssh_escape_delay(environ=os.environ) -> None:
+    """Over SSH, wait longer for the rest of an escape sequence, unless the user chose (ESCDELAY, in ms, is
+    what Textual reads, once, when textual.constants is imported; its default is 100). An arrow key is three
+    bytes, ESC [ A; on a slow link they can arrive in separate packets, and a packet that is lost comes again
+    no sooner than TCP's shortest retransmission timeout, 200 ms on Linux. Waiting 400 ms covers that and the
+    link's jitter, so the arrow is not read as Escape then "[A"; a lone Escape takes 0.4 s to act."""
+    if environ.get("SSH_CONNECTION") and "ESCDELAY" not in environ:
+        environ["ESCDELAY"] = SSH_ESCDELAY_MS
+
 
 def main(argv=None) -> int:
     """Entry point of the xf-tour command."""
@@ -22,6 +35,12 @@ def main(argv=None) -> int:
     lang = getattr(args, "lang", lang)
     if args.command is None:
         args.command, args.run = "", "tour:cmd_tour"
+    if args.command and getattr(args, "learner", None) is not None:  # argparse takes it before any command
+        print(f"{PROG}: " + ("错误: --learner 只用于导览本身，不能和命令一起用" if lang == "zh" else
+                             "error: --learner is for the tour itself; give it without a command"), file=sys.stderr)
+        return 2
+    if args.command in SCREENS and "textual" not in sys.modules:
+        ssh_escape_delay()
     if "numpy" not in sys.modules:  # the engine's products are small: a second BLAS thread, started with numpy,
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # only spins, and on a busy machine slows every command
     from engine.errors import EngineError  # the engine comes in here, after the arguments are known good

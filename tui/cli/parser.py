@@ -5,7 +5,7 @@ from types import SimpleNamespace
 from ..i18n import LANGS
 
 PROG = "xf-tour"
-TOUR_OPTIONS = ("--lang", "--lesson", "--lessons")  # what a plain `xf-tour` takes; tour_args() reads them
+TOUR_OPTIONS = ("--lang", "--lesson", "--lessons", "--learner")  # what a plain `xf-tour` takes; tour_args() reads them
 
 
 def lang_in(argv) -> str | None:
@@ -29,6 +29,14 @@ class UsageError(Exception):
         return self.zh if lang == "zh" else self.en
 
 
+def name_error(name: str, flag: str = "") -> UsageError:
+    """The refusal of a learner name that is not a plain identifier (tui.state.LEARNER_NAME)."""
+    shown = repr(name if len(name) <= 40 else name[:40] + "...")
+    return UsageError(f"{flag}{shown} is not a learner name: use 1 to 32 ASCII letters, digits, _ or -, starting "
+                      "with a letter", f"{flag}{shown} 不能用作学习者名字：请用 1 到 32 个 ASCII 字母、数字、_ 或 -，"
+                      "并以字母开头")
+
+
 def tour_args(argv) -> SimpleNamespace | None:
     """The arguments of a plain `xf-tour`, each of TOUR_OPTIONS at most once with a value, as the parser would
     read them, without building it: its commands and their help take a few ms of every start. None for
@@ -44,7 +52,8 @@ def tour_args(argv) -> SimpleNamespace | None:
         given[name] = value
     if "--lang" in given and given["--lang"] not in LANGS:
         return None
-    return SimpleNamespace(command=None, lesson=given.pop("--lesson", None), **{k[2:]: v for k, v in given.items()})
+    return SimpleNamespace(command=None, lesson=given.pop("--lesson", None), learner=given.pop("--learner", None),
+                           **{k[2:]: v for k, v in given.items()})
 
 
 def build_parser(lang: str):
@@ -70,6 +79,11 @@ def build_parser(lang: str):
                                   "by numpy as you watch.",
                                   "Llama 式 Transformer 的交互导览。每个数字都由 numpy 现场算出。"))
     parser.add_argument("--lesson", metavar="ID", help=t("open the tour at this lesson", "从这一课开始导览"))
+    parser.add_argument("--learner", metavar="NAME",
+                        help=t("keep this learner's progress apart, in a folder of its own (a name of ASCII letters, "
+                               "digits, _ and -, starting with a letter, at most 32)",
+                               "把这位学习者的进度单独存放在自己的文件夹里（名字由 ASCII 字母、数字、_ 和 - 组成，"
+                               "以字母开头，最多 32 个字符）"))
     # each command names its code as "module:function" in tui.cli, imported only when that command runs
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
@@ -127,6 +141,39 @@ def build_parser(lang: str):
     train.add_argument("--json", action="store_true", help=t("end with one JSON object of the results",
                                                              "最后输出一个包含结果的 JSON 对象"))
     train.set_defaults(run="train:cmd_train")
+
+    classroom = sub.add_parser("classroom", parents=[common],
+                               help=t("give a class the tour over SSH: add and list learners, report where each is",
+                                      "通过 SSH 给全班上课：添加、列出学习者，查看每人的进度"))
+    actions = classroom.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser, required=True)
+    add = actions.add_parser("add", parents=[common], help=t("let a learner in: one line in authorized_keys",
+                                                             "让一位学习者登录：在 authorized_keys 里加一行"))
+    add.add_argument("name", metavar="NAME", help=t("the learner's name: ASCII letters, digits, _ and -, starting "
+                                                    "with a letter, at most 32", "学习者的名字：ASCII 字母、数字、_ 和 -，"
+                                                    "以字母开头，最多 32 个字符"))
+    add.add_argument("pubkey", metavar="PUBKEY_FILE", help=t("the learner's public key (a .pub file)",
+                                                             "学习者的公钥（.pub 文件）"))
+    keys_help = t("the tour account's authorized_keys (default: ~/.ssh/authorized_keys)",
+                  "导览账户的 authorized_keys（默认：~/.ssh/authorized_keys）")
+    add.add_argument("--authorized-keys", metavar="FILE", help=keys_help)
+    add.set_defaults(run="classroom:cmd_add")
+    listed = actions.add_parser("list", parents=[common], help=t("the learners in authorized_keys",
+                                                                 "列出 authorized_keys 里的学习者"))
+    listed.add_argument("--authorized-keys", metavar="FILE", help=keys_help)
+    listed.add_argument("--json", action="store_true", help=t("print JSON", "输出 JSON"))
+    listed.set_defaults(run="classroom:cmd_list")
+    report = actions.add_parser("report", parents=[common], help=t("where each learner is, from their progress",
+                                                                   "根据进度文件，列出每位学习者学到了哪里"))
+    report.add_argument("--json", action="store_true", help=t("print JSON", "输出 JSON"))
+    report.set_defaults(run="classroom:cmd_report")
+
+    serve = sub.add_parser("serve", parents=[common], help=t("serve the tour in a browser (needs the serve extra)",
+                                                              "在浏览器里提供导览（需要安装 serve 扩展）"))
+    serve.add_argument("--host", default="127.0.0.1", metavar="H",
+                       help=t("the address to bind (default: 127.0.0.1)", "监听的地址（默认 127.0.0.1）"))
+    serve.add_argument("--port", default=8000, type=int, metavar="N",
+                       help=t("the port (default: 8000)", "端口（默认 8000）"))
+    serve.set_defaults(run="serve:cmd_serve")
     return parser
 
 

@@ -3,13 +3,14 @@
 import sys
 
 from .lessons import checked, lessons_for, own_folder, refuse
-from .parser import PROG, UsageError
+from .parser import PROG, UsageError, name_error
 
 
 def cmd_tour(args, lang) -> int:
     """Start the Textual app: at --lesson, or where the learner left off. Its exit status: 0, 1 after a crash."""
     from engine.errors import pick
 
+    home = learner_folder(getattr(args, "learner", None))  # a bad name is refused before anything else
     lessons = lessons_for(args, deep=False)  # parsed strictly; the deep check follows, cheapest first
     ids = [x.id for x in lessons]
     if args.lesson is not None:
@@ -21,12 +22,26 @@ def cmd_tour(args, lang) -> int:
 
     from ..app import make_app, run_tour  # textual comes in only here
 
-    app = make_app(lang=getattr(args, "lang", None), lesson=args.lesson, lessons=lessons)
-    app.recall(Results(app.store.folder / RESULTS_NAME))  # the first frame from what the last start kept
+    app = make_app(lang=getattr(args, "lang", None), lesson=args.lesson, lessons=lessons, state_dir=home)
+    app.recall(Results(app.store.folder / RESULTS_NAME))  # the first frame from what the last start kept: the
+    # store's folder, so that learners share no results either (the lesson caches, about files, are shared)
     folder = own_folder(args)
     if folder is not None:
         check_own(app, folder, checked())
     return run_tour(app)
+
+
+def learner_folder(name):
+    """The state folder of --learner NAME (None without it: the tour's own). A name that is not a plain
+    identifier is refused (exit 2): the folder is always LEARNERS/NAME inside the state folder."""
+    from ..state import learner_dir
+
+    if name is None:
+        return None
+    try:
+        return learner_dir(name)
+    except ValueError:
+        raise name_error(name, "--learner ") from None
 
 
 def check_own(app, folder, cache) -> None:

@@ -1,0 +1,237 @@
+"""xf-tour serve, end to end: a real server in a subprocess, its page, and a browser session over its websocket
+(as textual-serve's textual.js speaks it), down to the first lesson's first frame; then the session's child
+process must be gone. Needs the serve extra (CI installs .[test,serve])."""
+
+import asyncio
+import os
+import re
+import select
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+
+import aiohttp
+import pytest
+
+from tui.cli.parser import UsageError
+from tui.cli.serve import FONTS, cmd_serve
+
+ROOT = Path(__file__).resolve().parent.parent
+CJK_FONTS = ("Noto Sans Mono CJK SC", "Sarasa Mono SC", "Microsoft YaHei Mono")
+ESCAPE = re.compile(rb"\x1b(\[[0-9;?$]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-B])")  # CSI, OSC and charset codes
+START = 60  # seconds for a server to start, or a session to show its first frame, on a loaded CI machine
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def first_lesson():
+    from lessons.loader import SHIPPED, load_lessons
+
+    lessons, _ = load_lessons(SHIPPED)
+    return min(lessons, key=lambda x: x.order)
+
+
+def read_line(stream, deadline: float) -> str:
+    """One line from a subprocess pipe, or AssertionError when none comes by `deadline` (time.monotonic)."""
+    with selectors.DefaultSelector() as sel:
+        sel.register(stream, selectors.EVENT_READ)
+        line = b""
+        while not line.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            assert left > 0 and sel.select(left), f"no line by the deadline; so far {line!r}"
+            chunk = os.read(stream.fileno(), 1)
+            assert chunk, f"the stream ended; so far {line!r}"
+            line += chunk
+        return line.decode()
+
+
+@contextmanager
+def serving(tmp_path, *flags):
+    """`xf-tour serve --port P FLAGS` running until the block ends; yields (process, port, stderr lines seen
+    before the start line)."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANG")}
+    env.update({"LANG": "C.UTF-8", "XF_TOUR_STATE_DIR": str(tmp_path / "state"), "TEXTUAL_ANIMATIONS": "none",
+                "PYTHONIOENCODING": "utf-8"})
+    proc = subprocess.Popen([sys.executable, "-m", "tui", "serve", "--port", str(port), *flags], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = read_line(proc.stdout, time.monotonic() + START)
+        assert line.startswith("xf-tour serve: http://") and f":{port}/" in line, line
+        yield proc, port
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`, from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def command_line(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
+
+def wait_gone(pid: int, seconds: float) -> bool:
+    """Whether process `pid` (not our child) has ended within `seconds`: a pidfd becomes readable when it does."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], seconds)[0])
+    finally:
+        os.close(fd)
+
+
+async def first_frame(port: int, words: str, size=(100, 30)):
+    """Open a session as textual.js does (websocket with the size in the query, then a resize message) and read
+    its output until `words` appear in the text; the open websocket, its client session, and the text."""
+    client = aiohttp.ClientSession()
+    width, height = size
+    ws = await client.ws_connect(f"http://127.0.0.1:{port}/ws?width={width}&height={height}")
+    await ws.send_json(["resize", {"width": width, "height": height}])
+    received, deadline = b"", time.monotonic() + START
+    while words not in ESCAPE.sub(b"", received).decode("utf-8", "replace"):
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {words!r} by the deadline; got {ESCAPE.sub(b'', received)[-600:]!r}"
+        message = await ws.receive(timeout=left)
+        assert message.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT), message
+        if message.type == aiohttp.WSMsgType.BINARY:
+            received += message.data
+    return client, ws, ESCAPE.sub(b"", received).decode("utf-8", "replace")
+
+
+def session_of(server: int) -> int:
+    """The one tour child process of the server."""
+    kids = [pid for pid in children(server) if "tui.cli.serve" in command_line(pid)]
+    assert len(kids) == 1, [command_line(pid) for pid in children(server)]
+    return kids[0]
+
+
+async def test_page_is_offline_and_has_cjk_fonts(tmp_path):
+    with serving(tmp_path, "--lang", "zh") as (proc, port):
+        async with aiohttp.ClientSession() as client:
+            async with client.get(f"http://127.0.0.1:{port}/") as page:
+                assert page.status == 200
+                html = await page.text()
+            async with client.get(f"http://127.0.0.1:{port}/static/js/textual.js") as script:
+                assert script.status == 200
+                js = await script.text()
+            addresses = re.findall(r'(?:src|href|url)[=(]"([^"]+)"', html)
+            for address in addresses:  # all served here: nothing comes from a CDN
+                assert not re.match(r"[a-z]+:|//", address), address
+                async with client.get(f"http://127.0.0.1:{port}/{address}") as res:
+                    assert res.status == 200, address
+    assert "static/fonts/RobotoMono-VariableFont_wght.ttf" in addresses and "googleapis" not in html
+    stack = re.search(r"--tour-fonts: ([^;]+);", html).group(1)  # the page's CSS font stack
+    assert stack == FONTS and all(f"'{name}'" in stack for name in CJK_FONTS) and stack.endswith("monospace")
+    assert f'fontFamily:"{FONTS}"' in js and "'Roboto Mono', Monaco" not in js  # the terminal's own font option
+    assert '<html lang="zh-CN">' in html  # the browser picks Simplified Chinese glyphs
+
+
+async def test_a_session_shows_the_first_lesson_and_ends_with_its_websocket(tmp_path):
+    lesson = first_lesson()
+    with serving(tmp_path, "--lang", "en") as (proc, port):
+        client, ws, text = await first_frame(port, lesson.title.en)
+        try:
+            child = session_of(proc.pid)
+            assert "--lang en" in command_line(child)
+            assert re.search(rf"\b1/{len(lesson.steps) + 1}\b", text), text[:400]  # the lesson's first step
+        finally:
+            await ws.close()
+            await client.close()
+        assert wait_gone(child, 20), "the session's tour outlived its websocket"
+        assert proc.poll() is None and children(proc.pid) == []  # the server serves on, with no session left
+    assert proc.returncode == 0
+
+
+async def test_stopping_the_server_ends_its_sessions(tmp_path):
+    lesson = first_lesson()
+    with serving(tmp_path, "--lang", "zh") as (proc, port):
+        client, ws, text = await first_frame(port, lesson.title.zh)
+        try:
+            child = session_of(proc.pid)
+            proc.send_signal(signal.SIGTERM)
+            await asyncio.to_thread(proc.wait, 30)
+        finally:
+            await ws.close()
+            await client.close()
+        assert wait_gone(child, 20), "a session's tour outlived the server"
+    assert proc.returncode == 0
+
+
+def test_bound_elsewhere_it_warns_in_one_line(tmp_path):
+    with serving(tmp_path, "--host", "0.0.0.0", "--lang", "en") as (proc, port):
+        warning = read_line(proc.stderr, time.monotonic() + START)
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=30)
+    assert warning.startswith("xf-tour serve: warning: textual-serve has no authentication")
+    assert f"0.0.0.0:{port}" in warning and "reverse proxy with authentication" in warning
+    assert "warning" not in rest.decode() and proc.returncode == 0  # one line, once
+
+
+def test_the_warning_in_chinese_and_none_on_loopback(tmp_path):
+    with serving(tmp_path, "--host", "0.0.0.0", "--lang", "zh") as (proc, port):
+        warning = read_line(proc.stderr, time.monotonic() + START)
+    assert warning.startswith("xf-tour serve：警告：") and "反向代理" in warning
+    with serving(tmp_path, "--lang", "en") as (proc, port):  # 127.0.0.1: nothing said
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert "warning" not in err.decode() and proc.returncode == 0
+
+
+def test_missing_extra_says_how_to_install():
+    code = ("import sys; sys.modules['textual_serve'] = None; from tui.cli import main; "
+            "sys.exit(main(['serve', '--lang', 'en']))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.splitlines() == ["xf-tour serve: error: serve needs textual-serve: "
+                                       "install with pip install -e '.[serve]'"]
+
+
+def test_a_taken_port_is_one_line():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "tui", "serve", "--port", str(port), "--lang", "en"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.splitlines()[-1].startswith(f"xf-tour serve: error: cannot listen on 127.0.0.1:{port}: ")
+
+
+@pytest.mark.parametrize("port", [0, -1, 65536])
+def test_bad_ports_are_refused(port):
+    with pytest.raises(UsageError, match="--port takes a number from 1 to 65535"):
+        cmd_serve(SimpleNamespace(host="127.0.0.1", port=port, lang="en"), "en")
+
+
+def test_the_session_command_needs_textual_serve():
+    env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_DRIVER"}
+    run = subprocess.run([sys.executable, "-m", "tui.cli.serve"], capture_output=True, text=True, cwd=ROOT,
+                         env=env, timeout=60)
+    assert run.returncode == 2 and "xf-tour serve" in run.stderr
