@@ -352,3 +352,23 @@ def test_a_broken_or_stale_results_file_is_ignored_and_written_anew(tmp_path):
         assert results.recall("positional", settings) is None
         results.keep("positional", settings, result)
         assert results.save() and Results(path).recall("positional", settings)[0] == result
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("lesson", ["positional", "kvcache", "misconceptions"])
+async def test_the_all_tables_window_never_wraps_a_row_at_80_columns(state, lesson, lang):
+    """t shows every table of the view, the numbers a chart or a short step leaves out: at 80x24 each table
+    row stays one line (a table wider than the window scrolls sideways instead of wrapping)."""
+    from rich.cells import cell_len
+    from textual.widgets import Static
+
+    app = make_app(lang=lang, lesson=lesson, state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("t")
+        await pilot.pause()
+        box = app.screen.query_one("#tables-box")
+        tables = list(box.query(Static))[1]
+        widest = max(cell_len(line) for line in tables.render().plain.split("\n"))
+        assert tables.size.width >= widest, (tables.size.width, widest)
+        assert tables.size.height == len(tables.render().plain.split("\n"))  # no line wrapped

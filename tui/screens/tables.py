@@ -4,7 +4,7 @@ from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import ScrollableContainer
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -24,8 +24,10 @@ class TablesScreen(ClosesOnce, ModalScreen):
     def compose(self) -> ComposeResult:
         tour = self.app.tour
         result, lang = tour.result(), tour.lang
-        width = min(self.app.size.width - 6, 106)
-        with VerticalScroll(id="tables-box", classes="modal-box"):
+        # the box's inside, as app.tcss lays out #tables-box: the whole window (up to 110) less the border,
+        # the padding and the scroll bar. A table wider than that scrolls sideways; it is never wrapped.
+        width = min(self.app.size.width, 110) - 5
+        with ScrollableContainer(id="tables-box", classes="modal-box"):
             yield Static(Text(t("all_rows_title", lang, view=VIEWS[result.view].title(lang)), style="bold"))
             yield Static(flatten(Group(Text(settings_line(result.params), style="dim"),
                                        *render_tables(result, (), lang, width, colors=self.app.heat_colors)), width))
