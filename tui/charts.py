@@ -95,14 +95,18 @@ def _sample(pos, values, at):  # the series' value at `at` in [0, 1], linear bet
     return values[-1]
 
 
+class _Values:  # what _canvas reads of a series: its values
+    def __init__(self, values):
+        self.values = tuple(values)
+
+
 def _canvas(series_list, pos, y_lo, y_hi, cols, rows, mode, first=0, log_y=False, markers=None, x_span=(0.0, 1.0)):
     """The plot area as `rows` lines of `cols` cells: (character, style) per cell. Series i takes colour and
     marker first + i. `markers`: one ASCII marker a cell instead of braille (by default in mono); `x_span`: the
     part of the x range to draw, in [0, 1]."""
     markers = mode == "mono" if markers is None else markers
     if log_y:  # plot log10 of every value, on log10 of the limits
-        series_list = [type(s)(s.label, tuple(math.log10(v) if v > 0 else -math.inf for v in s.values))
-                       for s in series_list]
+        series_list = [_Values(math.log10(v) if v > 0 else -math.inf for v in s.values) for s in series_list]
         y_lo, y_hi = math.log10(y_lo), math.log10(y_hi)
     cells = [[(" ", "")] * cols for _ in range(rows)]
     if markers:  # one marker a cell, at the cell's middle
@@ -288,11 +292,6 @@ def _stack(chart, lang, width, mode) -> list[Text]:
 
 
 # --- the live panel's curves ----------------------------------------------------------------------------
-
-class _Values:  # what _canvas reads of a series
-    def __init__(self, values):
-        self.values = tuple(values)
-
 
 def sparkline(points, total_steps: int, width: int, mode: str = "mono") -> Text:
     """[step, value] points as one line of braille, `width` cells standing for steps 0 .. total_steps, so the

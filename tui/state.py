@@ -29,6 +29,17 @@ LEARNERS = "learners"  # the folder, in the state folder, that holds one folder 
 LEARNER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,31}", re.ASCII)
 
 
+def _parse(data: bytes) -> "Progress":
+    """The progress in a file's bytes; ValueError for anything that is not a progress file of this version
+    (too large, bad UTF-8, bad JSON, nested too deeply, or the wrong shape)."""
+    if len(data) > MAX_BYTES:
+        raise ValueError("too large to be a progress file")
+    try:
+        return Progress.from_json(json.loads(data.decode("utf-8")))
+    except RecursionError:
+        raise ValueError("nested too deeply to be a progress file") from None
+
+
 class NotRegular(OSError):
     """progress.json is a FIFO, a device, a folder: nothing to read, and not ours to replace."""
 
@@ -117,10 +128,8 @@ class Store:
             self.problem, self.hands_off = "special" if isinstance(err, NotRegular) else "unreadable", True
             return Progress()
         try:
-            if len(data) > MAX_BYTES:
-                raise ValueError("too large to be a progress file")
-            return Progress.from_json(json.loads(data.decode("utf-8")))
-        except (ValueError, RecursionError):  # bad UTF-8 and bad JSON are ValueErrors; deep nesting recurses
+            return _parse(data)
+        except ValueError:
             self.broken = self._keep_broken()
             self.problem, self.hands_off = ("corrupt", False) if self.broken else ("corrupt_kept", True)
             return Progress()
@@ -129,13 +138,7 @@ class Store:
         """The saved progress, for a reader such as `classroom report`: nothing is moved, swept or written.
         FileNotFoundError when there is none, another OSError when it cannot be read, ValueError when it is
         not a progress file of this version."""
-        data = self._read()
-        if len(data) > MAX_BYTES:
-            raise ValueError("too large to be a progress file")
-        try:
-            return Progress.from_json(json.loads(data.decode("utf-8")))
-        except RecursionError:
-            raise ValueError("nested too deeply to be a progress file") from None
+        return _parse(self._read())
 
     def _read(self) -> bytes:
         """At most MAX_BYTES + 1 bytes of progress.json; NotRegular unless it is a regular file."""
