@@ -5,7 +5,7 @@ byte the app writes, and measures:
   - first frame: from starting the session until the first full screen is seen;
   - key latency: from sending an experiment key until its result is seen on screen;
   - bytes per key: what the app wrote for that key (what an SSH link must carry);
-  - peak memory: the largest resident set of the app's process (ru_maxrss).
+  - peak memory: the largest resident set of the app and any process it starts (bench/maxrss.py).
 The bare app is a Textual app with one DataTable and numpy imported (bench/bare_app.py).
 
 The tour's first frame counts only once the step's table is on screen. Both apps run as an installed

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .ops import causal_mask, merge_heads, silu, split_heads
+from .ops import causal_mask, merge_heads, split_heads
 from .positions import rope_tables
 
 
@@ -33,10 +33,16 @@ def dense(x, m):  # [..., n_in], [n_in, n_out] -> [..., n_out]
 # sums in fewer numpy calls. numpy's reductions over a short last axis loop row by row, and so do RoPE's
 # strided even/odd writes; the textbook versions in ops.py and positions.py are the ones to read.
 
+def rms_scale(x, eps=1e-5):  # [..., d] -> [..., 1]
+    """1 / the root mean square of each vector (ops.rms_norm divides by it), the mean of squares as a product
+    with a vector of 1/d. forward keeps it for the backward pass."""
+    ms = dense(x * x, np.full((x.shape[-1], 1), 1.0 / x.shape[-1], x.dtype))
+    return 1.0 / np.sqrt(ms + eps)
+
+
 def rms_norm(x, w, eps=1e-5):  # [..., d], [d] -> [..., d]
-    """ops.rms_norm, the mean of squares as a product with a vector of 1/d."""
-    ms = dense(x * x, np.full((x.shape[-1], 1), 1.0 / x.shape[-1], x.dtype))  # [..., 1]
-    return x / np.sqrt(ms + eps) * w
+    """ops.rms_norm, through rms_scale."""
+    return x * rms_scale(x, eps) * w
 
 
 @functools.lru_cache(maxsize=64)
@@ -95,7 +101,8 @@ def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids
     layers, attn, stream = [], [], [x]
     for i in range(n_layers(w)):
         x_in = x
-        h = rms_norm(x, w[f"{i}.norm1"])
+        r1 = rms_scale(x)
+        h = x * r1 * w[f"{i}.norm1"]  # rms_norm(x, norm1)
         # q and k as one product, v as another: numpy runs an elementwise operation on a column slice
         # (part of each row) row by row, several times slower than on a whole array
         qk0 = dense(h, np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1))  # [B, T, 2 d_model]
@@ -110,18 +117,21 @@ def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids
         out = dense(heads, w[f"{i}.wo"])
         x = x + out if residual else out
         x_mid = x
-        h2 = rms_norm(x, w[f"{i}.norm2"])
+        r2 = rms_scale(x)
+        h2 = x * r2 * w[f"{i}.norm2"]
         gate, up = dense(h2, w[f"{i}.wg"]), dense(h2, w[f"{i}.wu"])  # [B, T, d_ff] each: two whole arrays, as q k | v
-        m = silu(gate) * up
+        sg = 1.0 / (1.0 + np.exp(-gate))  # sigmoid(gate), kept: the backward pass needs it too
+        m = gate * sg * up  # silu(gate) * up, as silu(x) = x sigmoid(x)
         out = dense(m, w[f"{i}.wd"])
         x = x + out if residual else out
         if keep is not None:
-            layers.append(dict(x_in=x_in, h=h, q=q, k=k, v=v, qr=qr, kr=kr, p=p, heads=heads,
-                               x_mid=x_mid, h2=h2, gate=gate, up=up, m=m))
+            layers.append(dict(x_in=x_in, r1=r1, h=h, q=q, k=k, v=v, qr=qr, kr=kr, p=p, heads=heads,
+                               x_mid=x_mid, r2=r2, h2=h2, gate=gate, sg=sg, up=up, m=m))
         attn.append(p)
         stream.append(x)
-    hf = rms_norm(x, w["norm_f"])
+    rf = rms_scale(x)
+    hf = x * rf * w["norm_f"]
     logits = dense(hf, w["head"])  # [B, T, n_vocab]
     if keep is not None:
-        keep.update(layers=layers, x_out=x, hf=hf, attn=attn, residual=stream, turns=turns, ids=ids)
+        keep.update(layers=layers, x_out=x, rf=rf, hf=hf, attn=attn, residual=stream, turns=turns, ids=ids)
     return logits

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import corpus, llama
+from . import corpus, llama, two_cores
 from .ops import log_softmax, split_heads
 
-EPS = 1e-5
 F32 = np.float32
 
 
@@ -75,18 +74,19 @@ def n_params(w) -> int:
 
 # --- the backward pass of llama.forward ------------------------------------------------------
 
-def rms_back(dy, x, g):  # [N, d] x2, [d] -> the gradient through rms_norm(x, g): dx [N, d], dg [d]
-    """y = x r g with r = 1 / sqrt(mean(x^2) + eps), so dx = (dy g - x r^2 (x dy . g) / d) r and dg = sum(dy x r).
-    Row sums are products: numpy's reductions over a short last axis loop row by row."""
-    d = x.shape[-1]
-    r = 1.0 / np.sqrt((x * x) @ np.full(d, 1.0 / d, x.dtype) + EPS)  # [N]
+def rms_back(dy, x, g, r):  # [N, d] x2, [d], [N, 1] -> the gradient through rms_norm(x, g): dx [N, d], dg [d]
+    """y = x r g with r = 1 / sqrt(mean(x^2) + eps) (forward's rms_scale, kept), so
+    dx = (dy g - x r^2 (x dy . g) / d) r and dg = sum(dy x r). Row sums are products: numpy's reductions over
+    a short last axis loop row by row."""
     xdy = x * dy
-    k = (r * r * (1.0 / d)) * (xdy @ g)  # [N]
-    return (dy * g - x * k[:, None]) * r[:, None], r @ xdy
+    k = (r * r * (1.0 / x.shape[-1])) * (xdy @ g)[:, None]  # [N, 1]
+    return (dy * g - x * k) * r, r[:, 0] @ xdy
 
 
-def loss_and_grads(w, cfg: TrainedLlamaConfig, ids):
+def loss_and_grads(w, cfg: TrainedLlamaConfig, ids, n=None):
     """Mean cross-entropy of predicting each next token (padding excluded), and its gradient for every weight.
+    n, if given, is the count of real targets to divide by instead of ids' own: the mean over a whole batch
+    of which ids is a part, so that the parts' losses and gradients add up to the batch's.
 
     Every weight gradient is one 2-D product over the B*T rows ([B*T, n_in].T @ [B*T, n_out]): einsum and
     3-D matmul run as loops of small products, several times slower."""
@@ -97,7 +97,7 @@ def loss_and_grads(w, cfg: TrainedLlamaConfig, ids):
     d, H = cfg.d_model, cfg.n_head
     targets = ids[:, 1:].reshape(-1)
     valid = (targets != corpus.INDEX[corpus.PAD]).astype(dt)
-    n = float(valid.sum())
+    n = float(valid.sum()) if n is None else float(n)
     z = logits.reshape(-1, V)
     z = z - z.max(-1, keepdims=True)
     e = np.exp(z)
@@ -113,7 +113,7 @@ def loss_and_grads(w, cfg: TrainedLlamaConfig, ids):
     dlogits = e * (per_row / s)[:, None]  # [B*T, V]: (softmax minus one at the target) over n
     dlogits[rows, targets] -= per_row
     g["head"] = rows2(keep["hf"]).T @ dlogits
-    dx, g["norm_f"] = rms_back(dlogits @ w["head"].T, rows2(keep["x_out"]), w["norm_f"])  # [B*T, d]
+    dx, g["norm_f"] = rms_back(dlogits @ w["head"].T, rows2(keep["x_out"]), w["norm_f"], rows2(keep["rf"]))  # [B*T, d]
     # [T, d] complex: RoPE turned back, times the scores' 1/sqrt(hd), for the gradients of q and k at once
     back = np.conj(keep["turns"]) * (1.0 / math.sqrt(d // H))
     for i in reversed(range(cfg.n_layer)):
@@ -121,13 +121,12 @@ def loss_and_grads(w, cfg: TrainedLlamaConfig, ids):
         # feed-forward
         g[f"{i}.wd"] = rows2(c["m"]).T @ dx
         dm = dx @ w[f"{i}.wd"].T  # [B*T, f]
-        gate, up, h2 = rows2(c["gate"]), rows2(c["up"]), rows2(c["h2"])
-        sg = 1.0 / (1.0 + np.exp(-gate))
+        gate, sg, up, h2 = rows2(c["gate"]), rows2(c["sg"]), rows2(c["up"]), rows2(c["h2"])
         dup = dm * gate * sg  # m = silu(gate) up, silu(gate) = gate sg, silu' = sg (1 + gate (1 - sg))
         dgate = dm * up * sg * (1.0 + gate * (1.0 - sg))
         g[f"{i}.wg"], g[f"{i}.wu"] = h2.T @ dgate, h2.T @ dup
         dh2 = dgate @ w[f"{i}.wg"].T + dup @ w[f"{i}.wu"].T
-        dxn, g[f"{i}.norm2"] = rms_back(dh2, rows2(c["x_mid"]), w[f"{i}.norm2"])
+        dxn, g[f"{i}.norm2"] = rms_back(dh2, rows2(c["x_mid"]), w[f"{i}.norm2"], rows2(c["r2"]))
         dx = dx + dxn
         # attention
         p, v = c["p"], c["v"]
@@ -145,7 +144,8 @@ def loss_and_grads(w, cfg: TrainedLlamaConfig, ids):
         h, wqk = rows2(c["h"]), np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1)
         gqk = h.T @ dqk
         g[f"{i}.wq"], g[f"{i}.wk"], g[f"{i}.wv"] = gqk[:, :d], gqk[:, d:], h.T @ dv
-        dxn, g[f"{i}.norm1"] = rms_back(dqk @ wqk.T + dv @ w[f"{i}.wv"].T, rows2(c["x_in"]), w[f"{i}.norm1"])
+        dxn, g[f"{i}.norm1"] = rms_back(dqk @ wqk.T + dv @ w[f"{i}.wv"].T, rows2(c["x_in"]), w[f"{i}.norm1"],
+                                        rows2(c["r1"]))
         dx = dx + dxn
     seen = np.zeros((B * T, V), dt)  # [B*T, V]: which token each row embeds
     seen[rows, ids[:, :-1].reshape(-1)] = 1.0
@@ -165,22 +165,29 @@ def lr_at(step: int, cfg: TrainedLlamaConfig) -> float:
 
 class Adam:
     """Adam on one flat float32 buffer: init moves w's arrays into it (w keeps its keys, each a view of its
-    slice), so that each step is a handful of whole-buffer operations instead of a handful per weight."""
+    slice), so that each step is a handful of whole-buffer operations instead of a handful per weight.
+    shared=True puts the buffer in memory that a process forked later shares (two_cores.Helper reads the
+    weights there)."""
 
-    def __init__(self, w, b1=0.9, b2=0.99, eps=1e-8):
+    def __init__(self, w, b1=0.9, b2=0.99, eps=1e-8, shared=False):
         self.keys = list(w)
-        self.flat = np.concatenate([a.ravel() for a in w.values()])
+        size, dtype = sum(a.size for a in w.values()), np.result_type(*w.values())
+        self.flat = two_cores.shared_zeros(size, dtype) if shared else np.empty(size, dtype)
         at = 0
         for k, a in w.items():
+            self.flat[at:at + a.size] = a.ravel()
             w[k] = self.flat[at:at + a.size].reshape(a.shape)
             at += a.size
         self.m, self.v = np.zeros_like(self.flat), np.zeros_like(self.flat)
         self.b1, self.b2, self.eps, self.t = b1, b2, eps, 0
 
+    def flatten(self, g, out=None):  # {name: gradient} -> [size], in the buffer's order
+        return np.concatenate([g[k].ravel() for k in self.keys], out=out)
+
     def step(self, g, lr: float, clip: float) -> float:
-        """One update of the weights given to init, with gradients clipped to a global norm; returns the norm
-        before clipping."""
-        gk = np.concatenate([g[k].ravel() for k in self.keys])
+        """One update of the weights given to init, with gradients (a dict like w, or flat as flatten gives
+        them; a flat array is used as scratch) clipped to a global norm; returns the norm before clipping."""
+        gk = self.flatten(g) if isinstance(g, dict) else g
         norm = math.sqrt(float(gk @ gk))
         gk *= min(1.0, clip / (norm + 1e-12))
         self.t += 1
@@ -193,38 +200,75 @@ class Adam:
         return norm
 
 
+def batch_grads(w, cfg: TrainedLlamaConfig, ids, adam: Adam, helper: "two_cores.Helper | None" = None):
+    """The batch's mean loss and its gradient, flat in Adam's order, as the sum of its two parts' (two_cores.parts):
+    the first part's plus the second's, each divided by the whole batch's count of real targets. A helper
+    computes the second part meanwhile; without one, this process computes it after the first. The sum is
+    the same either way, so a run's weights are bit for bit the same with a helper or without."""
+    n = float((ids[:, 1:] != corpus.INDEX[corpus.PAD]).sum())
+    first, second = two_cores.parts(ids, corpus.INDEX[corpus.PAD])
+    if helper is not None and len(second):
+        helper.start("grads", second, n)
+    loss, g = loss_and_grads(w, cfg, first, n)
+    flat = adam.flatten(g)
+    if len(second):
+        if helper is not None:
+            loss += helper.finish()
+            flat += helper.grad
+        else:
+            more, g = loss_and_grads(w, cfg, second, n)
+            loss += more
+            flat += adam.flatten(g)
+    return loss, flat
+
+
 # --- measuring ----------------------------------------------------------------------------
 
 EVAL_CHUNK = 100  # sentences per forward pass in evaluate: under 30 MiB of arrays for the big config, any count
 
 
-def evaluate(w, cfg: TrainedLlamaConfig, sentences) -> dict:
+def evaluate(w, cfg: TrainedLlamaConfig, sentences, helper: "two_cores.Helper | None" = None) -> dict:
     """Loss per token, agreement accuracy (all, and where the distractor's number differs), on sentences
     (a corpus.Batch, or a list of corpus.Sentence).
 
     Run EVAL_CHUNK sentences at a time: one pass over 4,000 would hold every layer's activations for all
-    of them at once (1 GB for the big config)."""
+    of them at once (1 GB for the big config). A helper (from train()) runs every other chunk; the chunks'
+    sums are added in order either way, so the result is the same to the last bit."""
     batch = corpus.as_batch(sentences)
-    nll, n_tok, right, mismatch, ent, n_rows = 0.0, 0, [], [], 0.0, 0
-    for lo in range(0, len(batch), EVAL_CHUNK):
-        part = batch[lo:lo + EVAL_CHUNK]
-        keep = {}
-        logits = llama.forward(w, part.ids[:, :-1], cfg.n_head, keep=keep)
-        targets = part.ids[:, 1:]
-        valid = targets != corpus.INDEX[corpus.PAD]
-        logp = log_softmax(logits)
-        picked = np.take_along_axis(logp, targets[..., None], -1)[..., 0]
-        nll, n_tok = nll - float(picked[valid].sum(dtype=np.float64)), n_tok + int(valid.sum())
-        agrees = part.verb_at >= 0
-        at = logits[np.flatnonzero(agrees), part.verb_at[agrees]]  # [k, n_vocab]: position verb_at predicts the verb
-        ok = at[np.arange(len(at)), part.good[agrees]] > at[np.arange(len(at)), part.bad[agrees]]
-        right.append(ok)
-        mismatch.append(ok[part.mismatch[agrees]])
-        rows = int(valid[:, 1:].sum())  # the rows head_entropies averages over
-        ent, n_rows = ent + np.array(head_entropies(keep["attn"], valid)) * rows, n_rows + rows
-    right, mismatch = np.concatenate(right), np.concatenate(mismatch)
+    chunks = [batch[lo:lo + EVAL_CHUNK] for lo in range(0, len(batch), EVAL_CHUNK)]
+    sums = [None] * len(chunks)
+    for i in range(0, len(chunks), 2):
+        theirs = helper is not None and i + 1 < len(chunks)
+        if theirs:
+            helper.start("evaluate", chunks[i + 1])
+        sums[i] = evaluate_chunk(w, cfg, chunks[i])
+        if i + 1 < len(chunks):
+            sums[i + 1] = helper.finish() if theirs else evaluate_chunk(w, cfg, chunks[i + 1])
+    nll, n_tok, ent, n_rows = 0.0, 0, 0.0, 0
+    for picked, tokens, _, _, weighted, rows in sums:
+        nll, n_tok = nll - picked, n_tok + tokens
+        ent, n_rows = ent + weighted, n_rows + rows
+    right, mismatch = np.concatenate([s[2] for s in sums]), np.concatenate([s[3] for s in sums])
     return {"loss": nll / n_tok, "agreement": float(np.mean(right)),
             "agreement_mismatch": float(np.mean(mismatch)), "head_entropy": (ent / n_rows).tolist()}
+
+
+def evaluate_chunk(w, cfg: TrainedLlamaConfig, part) -> tuple:
+    """evaluate()'s sums over one chunk: the log-probability of its real targets, their count, whether each
+    agreement sentence is right, the same for those whose distractor differs in number, each head's entropy
+    times the rows it is averaged over, and that count of rows."""
+    keep = {}
+    logits = llama.forward(w, part.ids[:, :-1], cfg.n_head, keep=keep)
+    targets = part.ids[:, 1:]
+    valid = targets != corpus.INDEX[corpus.PAD]
+    logp = log_softmax(logits)
+    picked = np.take_along_axis(logp, targets[..., None], -1)[..., 0]
+    agrees = part.verb_at >= 0
+    at = logits[np.flatnonzero(agrees), part.verb_at[agrees]]  # [k, n_vocab]: position verb_at predicts the verb
+    ok = at[np.arange(len(at)), part.good[agrees]] > at[np.arange(len(at)), part.bad[agrees]]
+    rows = int(valid[:, 1:].sum())  # the rows head_entropies averages over
+    return (float(picked[valid].sum(dtype=np.float64)), int(valid.sum()), ok, ok[part.mismatch[agrees]],
+            np.array(head_entropies(keep["attn"], valid)) * rows, rows)
 
 
 def head_entropies(attn, valid) -> list[list[float]]:
@@ -305,9 +349,14 @@ SPREAD_EVERY = 100  # steps between readings of the head entropy spread
 SPREAD_SENTENCES = 200  # each reading's held-out sentences: the first of train()'s held set (all, if fewer)
 
 
-def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eval: int = 4000, on_curve=None):
+def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eval: int = 4000, on_curve=None,
+          on_reading=None, processes: int | None = None):
     """Train from scratch; returns (weights, summary). on_step(step, loss, w) is called every step;
     stop() returning True ends training early (the app's cancel).
+
+    Each step's gradient is batch_grads(): the sum of the batch's two halves. processes=2 computes the
+    second half in a two_cores.Helper process, 1 in this one; None (the default) uses a helper where
+    two_cores.can_fork() says one may run. The weights are bit for bit the same either way.
 
     The loss is measured on fresh draws from the training distribution, and agreement on sentences
     that never appear in training. (The loss on those unseen sentences is reported too; it stays a
@@ -322,16 +371,38 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
                              sentences, before training (step 0), every SPREAD_EVERY steps and at the end.
     These sentences are a subset of the ones entropy_spread_init and entropy_spread_trained average over, so
     the first and last spreads are near those, not equal to them. on_curve(name, step, value), name "loss" or
-    "spread", is called with each point as it is recorded (what a live chart draws). Recording reads the
+    "spread", is called with each point as it is recorded (what a live chart draws); on_reading(step, result)
+    with the whole evaluate() result behind each spread point (agreement too, for a progress line). Recording reads the
     weights and no random stream: the weights are bit for bit those of a run without it.
     """
     w = init(cfg, seed)
     held = corpus.draw_ids(np.random.default_rng([seed, 1]), n_eval, "held-out")
     fresh = corpus.draw_ids(np.random.default_rng([seed, 0]), n_eval, "train")
-    start = evaluate(w, cfg, held)
     rng = np.random.default_rng([seed, 2])
-    adam = Adam(w)
-    few = held[:SPREAD_SENTENCES]
+    two = two_cores.can_fork() if processes is None else processes == 2
+    adam = Adam(w, shared=two)
+    helper = two_cores.Helper({"grads": lambda ids, n: loss_and_grads(w, cfg, ids, n),
+                               "evaluate": lambda part: evaluate_chunk(w, cfg, part)}, adam) if two else None
+    try:
+        start = evaluate(w, cfg, held, helper)
+        done, loss, curve = _steps(w, cfg, adam, helper, rng, held[:SPREAD_SENTENCES], on_step, stop, on_curve,
+                                    on_reading)
+        end, fresh_loss = evaluate(w, cfg, held, helper), evaluate(w, cfg, fresh, helper)["loss"]
+    finally:
+        if helper is not None:
+            helper.close()
+    summary = {"loss": fresh_loss, "loss_unseen": end["loss"], "train_loss": loss,
+               "floor": corpus.entropy_floor()[2], "steps": done,
+               "agreement": end["agreement"], "agreement_mismatch": end["agreement_mismatch"],
+               "entropy_spread_init": spread(start["head_entropy"]),
+               "entropy_spread_trained": spread(end["head_entropy"]),
+               "head_entropy_init": start["head_entropy"], "head_entropy_trained": end["head_entropy"],
+               "curve": curve, **probe_summary(w, cfg)}
+    return w, summary
+
+
+def _steps(w, cfg, adam, helper, rng, few, on_step, stop, on_curve, on_reading):
+    """train()'s loop: the steps done, the last step's loss, the curves."""
     curve = {"loss_every": CURVE_EVERY, "loss_step": [], "loss": [],
              "spread_every": SPREAD_EVERY, "spread_sentences": len(few), "spread_step": [], "spread": []}
 
@@ -341,16 +412,22 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
         if on_curve is not None:
             on_curve(name, step, value)
 
+    def read(step):  # the spread on the held-out few, with the weights after `step` updates
+        result = evaluate(w, cfg, few, helper)
+        record("spread", step, spread(result["head_entropy"]))
+        if on_reading is not None:
+            on_reading(step, result)
+
     loss, done, window = float("nan"), 0, 0.0
     for step in range(cfg.steps):
         if stop is not None and stop():
             break
         if step % SPREAD_EVERY == 0:  # the weights after `step` updates
-            record("spread", step, spread(evaluate(w, cfg, few)["head_entropy"]))
+            read(step)
         if step % TRAIN_CHUNK == 0:  # sentences for the next TRAIN_CHUNK steps, drawn at once
             sentences = corpus.draw_ids(rng, TRAIN_CHUNK * cfg.batch, "train").ids
         at = step % TRAIN_CHUNK * cfg.batch
-        loss, g = loss_and_grads(w, cfg, sentences[at:at + cfg.batch])
+        loss, g = batch_grads(w, cfg, sentences[at:at + cfg.batch], adam, helper)
         adam.step(g, lr_at(step, cfg), cfg.clip)
         done = step + 1
         window += loss
@@ -361,16 +438,8 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
             on_step(step, loss, w)
     if done % CURVE_EVERY:
         record("loss", done, window / (done % CURVE_EVERY))
-    record("spread", done, spread(evaluate(w, cfg, few)["head_entropy"]))  # the loop's last reading came before a step
-    end = evaluate(w, cfg, held)
-    summary = {"loss": evaluate(w, cfg, fresh)["loss"], "loss_unseen": end["loss"], "train_loss": loss,
-               "floor": corpus.entropy_floor()[2], "steps": done,
-               "agreement": end["agreement"], "agreement_mismatch": end["agreement_mismatch"],
-               "entropy_spread_init": spread(start["head_entropy"]),
-               "entropy_spread_trained": spread(end["head_entropy"]),
-               "head_entropy_init": start["head_entropy"], "head_entropy_trained": end["head_entropy"],
-               "curve": curve, **probe_summary(w, cfg)}
-    return w, summary
+    read(done)  # the loop's last reading came before a step
+    return done, loss, curve
 
 
 def probe_summary(w, cfg: TrainedLlamaConfig) -> dict:

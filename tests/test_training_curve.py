@@ -85,7 +85,8 @@ SHORT = replace(tiny.CONFIGS["small"], steps=130)
 
 
 def unrecorded(cfg, seed):
-    """train()'s weights with nothing measured along the way: init, the sentences, the gradients, Adam."""
+    """train()'s weights with nothing measured along the way, and no helper process: init, the sentences, the
+    gradients, Adam."""
     w = tiny.init(cfg, seed)
     rng = np.random.default_rng([seed, 2])
     adam = tiny.Adam(w)
@@ -93,7 +94,7 @@ def unrecorded(cfg, seed):
         if step % tiny.TRAIN_CHUNK == 0:
             sentences = corpus.draw_ids(rng, tiny.TRAIN_CHUNK * cfg.batch, "train").ids
         at = step % tiny.TRAIN_CHUNK * cfg.batch
-        _, g = tiny.loss_and_grads(w, cfg, sentences[at:at + cfg.batch])
+        _, g = tiny.batch_grads(w, cfg, sentences[at:at + cfg.batch], adam)  # both halves in this process
         adam.step(g, tiny.lr_at(step, cfg), cfg.clip)
     return w
 

@@ -9,9 +9,9 @@ child also ends when its stdin closes, so it never outlives the app, even one th
 
 import json
 import os
+import select
 import subprocess
 import sys
-import threading
 import time
 
 READING_EVERY = 0.5  # seconds between readings: twice a second is enough to watch
@@ -97,15 +97,16 @@ def _child(cfg_json: str, seed: int) -> int:
     import numpy as np
 
     cfg = tiny.TrainedLlamaConfig(**json.loads(cfg_json))
-    stop = threading.Event()
+    stopped = False
 
-    def listen():  # "stop", or the app gone (stdin closed): either ends the run
-        for line in sys.stdin:
-            if line.strip() == "stop":
-                break
-        stop.set()
-
-    threading.Thread(target=listen, daemon=True).start()
+    def stop():  # "stop" on stdin, or the app gone (stdin closed): either ends the run
+        """Looked at before each step without waiting, rather than by a thread: train() forks a helper
+        process only where no other thread runs (tiny.can_fork)."""
+        nonlocal stopped
+        while not stopped and select.select([0], [], [], 0)[0]:
+            got = os.read(0, 4096)
+            stopped = not got or b"stop" in got
+        return stopped
     probe = corpus.draw_ids(np.random.default_rng([1, 1]), PROBE, "held-out")
     started, last, reading = time.perf_counter(), 0.0, {}
     curve = {"loss": [], "spread": []}  # [step, value] as train() records them: each reading sends them all
@@ -128,7 +129,7 @@ def _child(cfg_json: str, seed: int) -> int:
         left = (time.perf_counter() - started) / (step + 1) * (cfg.steps - step - 1)  # from the speed so far
         say(step=step + 1, loss=loss, left=left, curve=curve, **reading)
 
-    _, summary = tiny.train(cfg, seed, on_step=on_step, stop=stop.is_set, n_eval=PROBE, on_curve=on_curve)
+    _, summary = tiny.train(cfg, seed, on_step=on_step, stop=stop, n_eval=PROBE, on_curve=on_curve)
     say(end="stopped" if summary["steps"] < cfg.steps else "done", step=summary["steps"],
         loss=summary["train_loss"], curve=curve, **reading)
     return 0
