@@ -236,14 +236,7 @@ def evaluate(w, cfg: TrainedLlamaConfig, sentences, helper: "two_cores.Helper | 
     sums are added in order either way, so the result is the same to the last bit."""
     batch = corpus.as_batch(sentences)
     chunks = [batch[lo:lo + EVAL_CHUNK] for lo in range(0, len(batch), EVAL_CHUNK)]
-    sums = [None] * len(chunks)
-    for i in range(0, len(chunks), 2):
-        theirs = helper is not None and i + 1 < len(chunks)
-        if theirs:
-            helper.start("evaluate", chunks[i + 1])
-        sums[i] = evaluate_chunk(w, cfg, chunks[i])
-        if i + 1 < len(chunks):
-            sums[i + 1] = helper.finish() if theirs else evaluate_chunk(w, cfg, chunks[i + 1])
+    sums = two_cores.alternate(helper, "evaluate", [(c,) for c in chunks], lambda c: evaluate_chunk(w, cfg, c))
     nll, n_tok, ent, n_rows = 0.0, 0, 0.0, 0
     for picked, tokens, _, _, weighted, rows in sums:
         nll, n_tok = nll - picked, n_tok + tokens
@@ -316,31 +309,31 @@ def stored_probe(meta: dict) -> "corpus.Batch":
                         np.ones(len(ids), dtype=bool))
 
 
-def ablation(w, cfg: TrainedLlamaConfig, batch) -> list[dict]:
+def ablation(w, cfg: TrainedLlamaConfig, batch, helper: "two_cores.Helper | None" = None) -> list[dict]:
     """Per head, over the probe sentences (probe_sentences): the mean attention from the position that predicts
     the verb to the subject, the mean change in the agreement margin (logit of the right verb form minus the
     wrong one) when the head's output is set to zero, and the share of sentences where the wrong form then
-    wins. Training stores it in the manifest; a test recomputes it."""
-    n = len(batch)
-    ids, pos, rows = batch.ids, batch.verb_at, np.arange(n)
+    wins. Training stores it in the manifest; a test recomputes it. A helper silences every other head."""
+    ids, pos, rows = batch.ids, batch.verb_at, np.arange(len(batch))
     subj = np.where(np.isin(ids[:, 2], [corpus.INDEX[a] for a in corpus.ADJECTIVES]), 3, 2)  # after "the" (adj)
-    inputs = ids[:, : pos.max() + 1]  # all that is read is at pos, and causal attention sees nothing later
+    base, attn = margins(w, cfg, batch)
+    heads = [(layer, h) for layer in range(cfg.n_layer) for h in range(cfg.n_head)]
+    masks = [np.ones((cfg.n_layer, cfg.n_head)) for _ in heads]
+    for mask, head in zip(masks, heads):
+        mask[head] = 0  # that head silenced
+    cut = two_cores.alternate(helper, "margins", [(batch, m) for m in masks], lambda b, m: margins(w, cfg, b, m)[0])
+    return [{"layer": layer + 1, "head": h, "attention": float(attn[layer][rows, h, pos, subj].mean()),
+             "change": float((m - base).mean()), "lost": float(np.mean(m <= 0))} for (layer, h), m in zip(heads, cut)]
 
-    def margins(mask=None):  # -> [n], the attention maps
-        keep = {}
-        at = llama.forward(w, inputs, cfg.n_head, keep=keep, head_mask=mask)[rows, pos]  # [n, n_vocab]
-        return (at[rows, batch.good] - at[rows, batch.bad]).astype(np.float64), keep["attn"]
 
-    base, attn = margins()
-    out = []
-    for layer in range(cfg.n_layer):
-        for h in range(cfg.n_head):
-            mask = np.ones((cfg.n_layer, cfg.n_head))
-            mask[layer, h] = 0
-            m = margins(mask)[0]
-            out.append({"layer": layer + 1, "head": h, "attention": float(attn[layer][rows, h, pos, subj].mean()),
-                        "change": float((m - base).mean()), "lost": float(np.mean(m <= 0))})
-    return out
+def margins(w, cfg: TrainedLlamaConfig, batch, mask=None):  # -> [n] float64, the attention maps
+    """The agreement margin of each sentence (logit of the right verb form minus the wrong one where the verb is
+    predicted), with the heads mask silences (head_mask of llama.forward); and the attention maps."""
+    rows, pos = np.arange(len(batch)), batch.verb_at
+    keep = {}
+    inputs = batch.ids[:, : pos.max() + 1]  # all that is read is at pos, and causal attention sees nothing later
+    at = llama.forward(w, inputs, cfg.n_head, keep=keep, head_mask=mask)[rows, pos]  # [n, n_vocab]
+    return (at[rows, batch.good] - at[rows, batch.bad]).astype(np.float64), keep["attn"]
 
 
 TRAIN_CHUNK = 50  # steps whose sentences are drawn together: few numpy calls, little memory
@@ -350,13 +343,15 @@ SPREAD_SENTENCES = 200  # each reading's held-out sentences: the first of train(
 
 
 def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eval: int = 4000, on_curve=None,
-          on_reading=None, processes: int | None = None):
+          on_reading=None, processes: int | None = None, probe: bool = True):
     """Train from scratch; returns (weights, summary). on_step(step, loss, w) is called every step;
-    stop() returning True ends training early (the app's cancel).
+    stop() returning True ends training early (the app's cancel). probe=False leaves probe_summary() out of
+    the summary (the app's live run shows none of it, and for the big config it takes seconds).
 
-    Each step's gradient is batch_grads(): the sum of the batch's two halves. processes=2 computes the
-    second half in a two_cores.Helper process, 1 in this one; None (the default) uses a helper where
-    two_cores.can_fork() says one may run. The weights are bit for bit the same either way.
+    Each step's gradient is batch_grads(): the sum of the batch's two parts. processes=2 computes the second
+    part (and half of each evaluation and of the ablation) in a two_cores.Helper process, 1 in this one; None
+    (the default) uses a helper where two_cores.can_fork() says one may run. The weights and the summary are
+    bit for bit the same either way.
 
     The loss is measured on fresh draws from the training distribution, and agreement on sentences
     that never appear in training. (The loss on those unseen sentences is reported too; it stays a
@@ -372,8 +367,8 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
     These sentences are a subset of the ones entropy_spread_init and entropy_spread_trained average over, so
     the first and last spreads are near those, not equal to them. on_curve(name, step, value), name "loss" or
     "spread", is called with each point as it is recorded (what a live chart draws); on_reading(step, result)
-    with the whole evaluate() result behind each spread point (agreement too, for a progress line). Recording reads the
-    weights and no random stream: the weights are bit for bit those of a run without it.
+    with the whole evaluate() result behind each spread point (agreement too, for a progress line).
+    Recording reads the weights and no random stream: the weights are bit for bit those of a run without it.
     """
     w = init(cfg, seed)
     held = corpus.draw_ids(np.random.default_rng([seed, 1]), n_eval, "held-out")
@@ -382,12 +377,14 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
     two = two_cores.can_fork() if processes is None else processes == 2
     adam = Adam(w, shared=two)
     helper = two_cores.Helper({"grads": lambda ids, n: loss_and_grads(w, cfg, ids, n),
-                               "evaluate": lambda part: evaluate_chunk(w, cfg, part)}, adam) if two else None
+                               "evaluate": lambda part: evaluate_chunk(w, cfg, part),
+                               "margins": lambda batch, mask: margins(w, cfg, batch, mask)[0]}, adam) if two else None
     try:
         start = evaluate(w, cfg, held, helper)
         done, loss, curve = _steps(w, cfg, adam, helper, rng, held[:SPREAD_SENTENCES], on_step, stop, on_curve,
                                     on_reading)
         end, fresh_loss = evaluate(w, cfg, held, helper), evaluate(w, cfg, fresh, helper)["loss"]
+        probed = probe_summary(w, cfg, helper) if probe else {}
     finally:
         if helper is not None:
             helper.close()
@@ -397,7 +394,7 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
                "entropy_spread_init": spread(start["head_entropy"]),
                "entropy_spread_trained": spread(end["head_entropy"]),
                "head_entropy_init": start["head_entropy"], "head_entropy_trained": end["head_entropy"],
-               "curve": curve, **probe_summary(w, cfg)}
+               "curve": curve, **probed}
     return w, summary
 
 
@@ -442,10 +439,10 @@ def _steps(w, cfg, adam, helper, rng, few, on_step, stop, on_curve, on_reading):
     return done, loss, curve
 
 
-def probe_summary(w, cfg: TrainedLlamaConfig) -> dict:
+def probe_summary(w, cfg: TrainedLlamaConfig, helper: "two_cores.Helper | None" = None) -> dict:
     """What training stores about the probe sentences: the sentences, and the head ablation on them."""
     batch = probe_sentences()
-    return {"probe": probe_record(batch), "ablation": ablation(w, cfg, batch)}
+    return {"probe": probe_record(batch), "ablation": ablation(w, cfg, batch, helper)}
 
 
 # --- saving and loading ---------------------------------------------------------------------

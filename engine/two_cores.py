@@ -54,6 +54,20 @@ def parts(ids, pad: int):  # [B, T] -> [k, T1], [B - k, T2]
     return ids[:k, :max(2, int(lengths[k - 1]))], ids[k:, :max(2, int(lengths[-1]))]
 
 
+def alternate(helper: "Helper | None", job: str, args: list[tuple], local) -> list:
+    """[local(*a) for a in args], in order. With a helper, every second item is its job instead, run while this
+    process does the one before it; the job must compute what local does, so the list is the same either way."""
+    out = [None] * len(args)
+    for i in range(0, len(args), 2):
+        theirs = helper is not None and i + 1 < len(args)
+        if theirs:
+            helper.start(job, *args[i + 1])
+        out[i] = local(*args[i])
+        if i + 1 < len(args):
+            out[i + 1] = helper.finish() if theirs else local(*args[i + 1])
+    return out
+
+
 class Helper:
     """A forked process that does part of training's work while this one does the rest, so that training
     uses two cores: the second part of each batch's gradient, and every other chunk of an evaluation.

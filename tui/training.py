@@ -4,7 +4,10 @@ numpy's many small operations hold the GIL, so training in a thread of the app m
 keys waited on the loop and the loop on the screen. Here `python -m tui.training` trains and writes a
 reading a few times a second, one JSON line each, to its stdout; the app reads them in a thread that
 waits on the pipe (waiting holds no GIL). A line "stop" on the child's stdin ends the run early. The
-child also ends when its stdin closes, so it never outlives the app, even one that was killed.
+child also ends when its stdin closes, so it never outlives the app, even one that was killed. It
+trains on two cores like `xf-tour train` (engine/two_cores.py): it watches its stdin between steps rather
+than in a thread, so that train() may fork its helper, and its readings of agreement and spread are
+train()'s own, so that no evaluation stalls the two processes.
 """
 
 import json
@@ -15,8 +18,8 @@ import sys
 import time
 
 READING_EVERY = 0.5  # seconds between readings: twice a second is enough to watch
-PROBE = 200          # unseen sentences each reading evaluates
-NICE = 5             # the child yields to the app: on a busy machine a key comes before a training step
+PROBE = 200          # held-out sentences train() measures agreement and spread on, every 100 steps
+NICE = 15            # the child yields to the app: on a busy machine a key comes before a training step
 
 
 class LiveRun:
@@ -92,9 +95,7 @@ def _child(cfg_json: str, seed: int) -> int:
     steady_heap()
     if hasattr(os, "nice"):
         os.nice(NICE)
-    from engine import corpus, tiny
-
-    import numpy as np
+    from engine import tiny
 
     cfg = tiny.TrainedLlamaConfig(**json.loads(cfg_json))
     stopped = False
@@ -107,7 +108,6 @@ def _child(cfg_json: str, seed: int) -> int:
             got = os.read(0, 4096)
             stopped = not got or b"stop" in got
         return stopped
-    probe = corpus.draw_ids(np.random.default_rng([1, 1]), PROBE, "held-out")
     started, last, reading = time.perf_counter(), 0.0, {}
     curve = {"loss": [], "spread": []}  # [step, value] as train() records them: each reading sends them all
 
@@ -117,19 +117,21 @@ def _child(cfg_json: str, seed: int) -> int:
     def say(**fields):
         print(json.dumps(fields), flush=True)
 
+    def on_reading(step, e):  # train()'s own, every 100 steps: an evaluation here would stall both processes
+        reading.update(agr=f"{e['agreement']:.3f}", spread=f"{tiny.spread(e['head_entropy']):.2f}",
+                       layers=e["head_entropy"])
+
     def on_step(step, loss, w):
         nonlocal last
         now = time.perf_counter()
         if now - last < READING_EVERY and step != cfg.steps - 1:
             return
         last = now
-        e = tiny.evaluate(w, cfg, probe)
-        reading.update(agr=f"{e['agreement']:.3f}", spread=f"{tiny.spread(e['head_entropy']):.2f}",
-                       layers=e["head_entropy"])
         left = (time.perf_counter() - started) / (step + 1) * (cfg.steps - step - 1)  # from the speed so far
         say(step=step + 1, loss=loss, left=left, curve=curve, **reading)
 
-    _, summary = tiny.train(cfg, seed, on_step=on_step, stop=stop, n_eval=PROBE, on_curve=on_curve)
+    _, summary = tiny.train(cfg, seed, on_step=on_step, stop=stop, n_eval=PROBE, on_curve=on_curve,
+                            on_reading=on_reading, probe=False)
     say(end="stopped" if summary["steps"] < cfg.steps else "done", step=summary["steps"],
         loss=summary["train_loss"], curve=curve, **reading)
     return 0
