@@ -7,6 +7,9 @@ per-call overhead, not its start-up: a `python -c "import numpy"` anchor would b
 say nothing about a slower CPU. The anchor's peak memory is a process with numpy loaded and a few
 small arrays, the floor any numpy trainer starts from.
 
+It also runs two anchors at once and reports how many cores the machine gave them (2.0 when both cores
+are free; training uses two processes, so its time follows this figure).
+
 Run from the repo root:  .venv/bin/python bench/train_time.py [--runs 1] [--config main] [--json]
 Targets for main (2,000 steps): <= 12 s and <= 150 MiB.
 """
@@ -52,6 +55,24 @@ def timed(cmd, cwd) -> tuple[float, float, str]:
     return seconds, peak, out.stdout
 
 
+def two_at_once(cwd) -> float:
+    """How many cores the machine gives two busy processes now: 2 x (an anchor's time alone) / (the time of
+    two run at once), each with one BLAS thread as the trainer's two processes have. Training runs in two
+    processes (engine/two_cores.py), so on a 2-core machine whose host lends the second core only part of
+    the time, its time follows this figure. (Two anchors with two BLAS threads each spin against each other:
+    one run took 124 s against 3.6 s alone.)"""
+    env = {**ENV, "OPENBLAS_NUM_THREADS": "1"}
+
+    def run(n):
+        start = time.perf_counter()
+        procs = [subprocess.Popen([PY, "-c", ANCHOR], env=env, cwd=cwd) for _ in range(n)]
+        if any(p.wait() for p in procs):
+            raise RuntimeError("the anchor failed")
+        return time.perf_counter() - start
+
+    return 2 * run(1) / run(2)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1, help="runs of each, interleaved")
@@ -61,9 +82,10 @@ def main():
     work = tempfile.mkdtemp(prefix="train-bench-")
     train = [PY, "-m", "tui", "train", "--config", a.config, "--out", str(Path(work) / "bench.npz"), "--force",
              "--json"]
-    anchor, runs, report = [], [], None
+    anchor, runs, cores, report = [], [], [], None
     for _ in range(a.runs):
         anchor.append(timed([PY, "-c", ANCHOR], work)[:2])
+        cores.append(two_at_once(work))
         seconds, peak, stdout = timed(train, ROOT)
         runs.append((seconds, peak))
         report = stdout
@@ -71,6 +93,7 @@ def main():
         "config": a.config, "runs": a.runs,
         "train_s": statistics.median(s for s, _ in runs), "train_peak_mib": max(p for _, p in runs),
         "anchor_s": statistics.median(s for s, _ in anchor), "anchor_peak_mib": max(p for _, p in anchor),
+        "train_runs_s": [round(s, 2) for s, _ in runs], "cores": statistics.median(cores),
     }
     result["ratio"] = result["train_s"] / result["anchor_s"]
     try:  # the trainer's own summary, the last JSON object it printed
@@ -89,6 +112,8 @@ def main():
           f"{'<= 12 s' if a.config == 'main' else ''} |")
     print(f"| peak memory | {result['anchor_peak_mib']:.0f} MiB | {result['train_peak_mib']:.0f} MiB | "
           f"{'<= 150 MiB' if a.config == 'main' else ''} |")
+    print(f"\nruns: {', '.join(f'{s} s' for s in result['train_runs_s'])}; cores given to two busy processes "
+          f"(two anchors at once): {result['cores']:.2f}")
     if "targets_met" in result:
         print("\ntargets met:", ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in result["targets_met"].items()))
 
