@@ -34,15 +34,10 @@ def dense(x, m):  # [..., n_in], [n_in, n_out] -> [..., n_out]
 # strided even/odd writes; the textbook versions in ops.py and positions.py are the ones to read.
 
 def rms_scale(x, eps=1e-5):  # [..., d] -> [..., 1]
-    """1 / the root mean square of each vector (ops.rms_norm divides by it), the mean of squares as a product
-    with a vector of 1/d. forward keeps it for the backward pass."""
+    """1 / the root mean square of each vector: ops.rms_norm(x, w) is x * rms_scale(x) * w. The mean of squares
+    is a product with a vector of 1/d; forward keeps the scale for the backward pass."""
     ms = dense(x * x, np.full((x.shape[-1], 1), 1.0 / x.shape[-1], x.dtype))
     return 1.0 / np.sqrt(ms + eps)
-
-
-def rms_norm(x, w, eps=1e-5):  # [..., d], [d] -> [..., d]
-    """ops.rms_norm, through rms_scale."""
-    return x * rms_scale(x, eps) * w
 
 
 @functools.lru_cache(maxsize=64)

@@ -88,13 +88,16 @@ def test_rope_uses_the_sinusoidal_pairing():
 
 
 def test_the_forward_pass_fast_paths_compute_the_textbook_operations():
-    """llama.forward runs ops.attention, ops.rms_norm and positions.apply_rope in fewer numpy calls."""
+    """llama.forward runs ops.attention, ops.rms_norm, ops.silu and positions.apply_rope in fewer numpy calls
+    (or, for silu, as x sigmoid(x), to keep the sigmoid for the backward pass)."""
     rng = np.random.default_rng(0)
     q, k, v = rng.standard_normal((3, 2, 3, 5, 4))  # [B, H, T, head_dim] each
     for fast, textbook in zip(llama.causal_attention(q, k, v), engine.attention(q, k, v, causal=True)):
         assert_allclose(fast, textbook, rtol=1e-12, atol=1e-15)
     x, g = rng.standard_normal((2, 5, 8)), rng.standard_normal(8)
-    assert_allclose(llama.rms_norm(x, g), engine.rms_norm(x, g), rtol=1e-12)
+    assert_allclose(x * llama.rms_scale(x) * g, engine.rms_norm(x, g), rtol=1e-12)  # how forward normalises
+    gate = 4 * rng.standard_normal(50)
+    assert_allclose(gate * (1.0 / (1.0 + np.exp(-gate))), engine.silu(gate), rtol=1e-14)  # and its SwiGLU
     qk = rng.standard_normal((2, 5, 2 * 3 * 4))  # [B, T, q then k]: 3 heads of head_dim 4 each
     turns = llama.rope_turns(5, 4, 3, qk.dtype)
     by_head = qk.reshape(2, 5, 6, 4).swapaxes(1, 2)  # [B, 2 n_head, T, head_dim]
