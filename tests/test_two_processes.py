@@ -192,9 +192,9 @@ print(len(seen), len(kids()))
 
 @linux
 def test_a_killed_trainer_takes_its_helper_with_it():
-    code = f"""
-import dataclasses, sys
-from engine import tiny, two_cores
+    code = """
+import dataclasses
+from engine import tiny
 cfg = dataclasses.replace(tiny.CONFIGS["main"], steps=100_000)
 def on_step(step, loss, w):
     if step == 5:
