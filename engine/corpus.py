@@ -12,9 +12,10 @@ summing the entropy of each choice. "the cat sat on the mat ." is one of its sen
 
 import math
 import zlib
-from dataclasses import dataclass
 
 import numpy as np
+
+from .records import fields, record
 
 BOS, PAD, DOT, THE = "<bos>", "<pad>", ".", "the"
 NOUNS = (("cat", "cats"), ("dog", "dogs"), ("bird", "birds"), ("fox", "foxes"), ("horse", "horses"),
@@ -41,7 +42,7 @@ P_VERB = {"intransitive": 0.4, "transitive": 0.3, "past": 0.3}
 P_PLACE = 0.5            # an intransitive or past verb takes "on the mat" and the like
 
 
-@dataclass(frozen=True)
+@record
 class Sentence:
     tokens: tuple[str, ...]   # after <bos>, ending with "."
     logp: float               # its probability under the grammar, in nats
@@ -177,7 +178,7 @@ def parse(text: str) -> Sentence:
 # time. Here every choice of a sentence has its own column of uniforms, used or not, so a draw is a
 # few numpy operations over whole columns. The grammar and its probabilities are the ones above.
 
-@dataclass(frozen=True)
+@record
 class Batch:
     """Sentences as arrays: what training and evaluation read."""
     ids: np.ndarray       # [n, MAX_LEN + 1] token ids, <bos> first, <pad> after "."
@@ -277,7 +278,7 @@ def held_out_ids(ids: np.ndarray) -> np.ndarray:  # [n, MAX_LEN + 1] -> [n] bool
 
 def concat(batches) -> Batch:
     """One Batch of several, in order."""
-    return Batch(*(np.concatenate([getattr(b, f) for b in batches]) for f in Batch.__dataclass_fields__))
+    return Batch(*(np.concatenate([getattr(b, f) for b in batches]) for f in fields(Batch)))
 
 
 def draw_ids(rng: "np.random.Generator", n: int, split: str) -> Batch:

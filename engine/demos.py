@@ -3,18 +3,18 @@
 DEMO_SEED is the documented default seed of every random demo; each demo takes `seed` for a fresh draw.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .errors import check_bytes
 from .ops import attention, entropy, silu, softmax, split_heads
 from .positions import apply_rope, sinusoidal_positions
+from .records import record
 from .seeds import DEMO_SEED
+
 SWEEP_DIMS = (8, 64, 512, 4096)
 
 
-@dataclass(frozen=True)
+@record
 class WeightStats:
     """What the lessons read off an attention weight matrix."""
 
@@ -30,7 +30,7 @@ class WeightStats:
 
 # --- scaled vs unscaled -------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class AttentionDemo:
     q: np.ndarray                # [n_seq, d]
     k: np.ndarray                # [n_seq, d]
@@ -54,7 +54,7 @@ def attention_demo(d=8, seed=DEMO_SEED, causal=False, n_seq=3, d_model=8):
     return AttentionDemo(q, k, q @ k.T, raw, scaled, WeightStats.of(raw, causal), WeightStats.of(scaled, causal))
 
 
-@dataclass(frozen=True)
+@record
 class SweepRow:
     d: int
     raw: WeightStats     # each field averaged over the draws
@@ -101,13 +101,13 @@ def qk_scores(rng, draws, n_seq, d):  # -> [draws, n_seq, n_seq]: q @ k.T for q,
 
 # --- multi-head -------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class HeadStats:
     stats: WeightStats
     sharpest: tuple[int, int]  # (i, j): token i puts its largest weight on token j
 
 
-@dataclass(frozen=True)
+@record
 class MultiHeadDemo:
     weights: np.ndarray      # [n_head, n_seq, n_seq]
     heads: list[HeadStats]
@@ -139,7 +139,7 @@ PERM_TOKENS = ("Alice", "owes", "Bob")
 PERM_ORDER = (2, 1, 0)  # "Bob owes Alice": the same words, subject and object swapped
 
 
-@dataclass(frozen=True)
+@record
 class PermutationDemo:
     tokens: tuple[str, ...]
     shuffled: tuple[str, ...]
@@ -171,7 +171,7 @@ def permutation_demo(seed=DEMO_SEED, d=8, positions=False):
 ROPE_PAIRS = ((1, 3), (5, 7), (10, 12))
 
 
-@dataclass(frozen=True)
+@record
 class RopeRow:
     m: int
     n: int
@@ -211,7 +211,7 @@ def cat_demo(causal=False):  # -> [n_seq] weights of "sat"
 
 # --- SwiGLU -----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class SwigluDemo:
     units: np.ndarray   # [d_ff, 4] per hidden unit: x·W_gate, silu of it, x·W_up, the gated product
     w_down: np.ndarray  # [d_ff, d] the rows the units add back to x
@@ -231,7 +231,7 @@ def swiglu_demo(seed=DEMO_SEED, d=8, d_ff=8):
 
 # --- attention weights are not explanations ---------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class WeightVsEffect:
     weights: np.ndarray        # [n_seq] the query's attention weights
     value_norms: np.ndarray    # [n_seq] |v_j|

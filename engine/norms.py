@@ -14,11 +14,10 @@ from dataclasses import replace
 import numpy as np
 
 from . import random_llama
-from .demos import DEMO_SEED
 from .errors import check_bytes
-from .llama import n_layers
-from .ops import attention, merge_heads, rms_norm, split_heads, swiglu
-from .positions import apply_rope
+from .llama import causal_attention, dense, n_layers, rope_turns, turn_pairs
+from .ops import merge_heads, rms_norm, split_heads, swiglu
+from .seeds import DEMO_SEED
 
 EPS = 1e-5  # Llama 2's and Llama 3's rms_norm_eps
 MAX_LAYERS = 32
@@ -40,27 +39,37 @@ def norm_demo(seed=DEMO_SEED, d=5):  # -> x [d], g [d]
 
 # --- the deep stack ---------------------------------------------------------------------------------------------
 
-def attention_block(h, w, i, n_head):  # [n_seq, d_model] -> [n_seq, d_model]
-    """Layer i's causal multi-head attention with RoPE on q and k, as llama.forward computes it."""
-    q, k, v = (split_heads(h @ w[f"{i}.w{c}"], n_head) for c in "qkv")  # [n_head, n_seq, head_dim] each
-    positions = np.arange(h.shape[0])
-    out, _ = attention(apply_rope(q, positions), apply_rope(k, positions), v, causal=True)
-    return merge_heads(out) @ w[f"{i}.wo"]
+def attention_block(h, w, i, n_head):  # [..., n_seq, d_model] -> [..., n_seq, d_model]
+    """Layer i's causal multi-head attention with RoPE on q and k, in llama.forward's own steps."""
+    n_seq, d = h.shape[-2:]
+    qk = turn_pairs(dense(h, np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1)),  # RoPE on q and k at once
+                    rope_turns(n_seq, d // n_head, n_head, h.dtype))
+    q, k = split_heads(qk[..., :d], n_head), split_heads(qk[..., d:], n_head)
+    v = split_heads(dense(h, w[f"{i}.wv"]), n_head)
+    out, _ = causal_attention(q, k, v)  # [..., n_head, n_seq, head_dim]
+    return dense(merge_heads(out), w[f"{i}.wo"])
 
 
-def ffn_block(h, w, i):  # [n_seq, d_model] -> [n_seq, d_model]
+def ffn_block(h, w, i):  # [..., n_seq, d_model] -> [..., n_seq, d_model]
     """Layer i's SwiGLU FFN."""
-    return swiglu(h, w[f"{i}.wg"], w[f"{i}.wu"], w[f"{i}.wd"])
+    return swiglu(h.reshape(-1, h.shape[-1]), w[f"{i}.wg"], w[f"{i}.wu"], w[f"{i}.wd"]).reshape(h.shape)
 
 
-def sub_block(x, f, g, placement):  # [n_seq, d_model] -> new x, f's input, f's output
-    """One residual sub-block f with its RMSNorm (gain g) where `placement` puts it."""
-    if placement == "pre":
-        h = rms_norm(x, g, EPS)
-        out = f(h)
-        return x + out, h, out
-    out = f(x)
-    return (rms_norm(x + out, g, EPS) if placement == "post" else x + out), x, out
+def sub_block(x, f, g, placements):  # [n_place, n_seq, d_model] -> new x, f's input, f's output (each that shape)
+    """One residual sub-block f with its RMSNorm (gain g), for stacks side by side: x[j] has its norm where
+    placements[j] puts it."""
+    pre, post = _where(placements, "pre"), _where(placements, "post")
+    h = np.where(pre, rms_norm(x, g, EPS), x)  # pre-norm: f reads a normalised copy of x
+    out = f(h)
+    y = x + out
+    return np.where(post, rms_norm(y, g, EPS), y), h, out  # post-norm: the sum is normalised
+
+
+@functools.lru_cache(maxsize=16)
+def _where(placements, placement):  # -> [n_place, 1, 1] bool, read-only
+    mask = np.array([p == placement for p in placements])[:, None, None]
+    mask.flags.writeable = False
+    return mask
 
 
 @functools.lru_cache(maxsize=2)
@@ -89,19 +98,27 @@ def stack_embedding(w):  # -> [n_seq, d_model]
     return w["embed"][[random_llama.VOCAB.index(t) for t in random_llama.PROMPT]]
 
 
-def run_stack(x, w, n_head, placement):  # [n_seq, d_model] -> [<= n_layer + 1] of x, [<= n_layer] of dict
-    """x after the embedding and after each layer, and what each layer's sub-blocks read and added. Without
-    norms x can overflow: the lists stop before the first layer where it does."""
-    xs, inside = [x], []
+def run_stack(x, w, n_head, placements=PLACEMENTS):  # [n_seq, d_model] -> {placement: (xs, inside)}
+    """For each placement, x after the embedding and after each layer ([<= n_layer + 1] of [n_seq, d_model]), and
+    what each layer's sub-blocks read and added ([<= n_layer] of dict). The placements run side by side, as one
+    batch: the arrays are tiny, so three cost about what one does. Without norms x can overflow: that stack's
+    lists stop before the first layer where it does, and it leaves the batch."""
+    runs = {p: ([x], []) for p in placements}
+    live, x = tuple(placements), np.stack([x] * len(placements))  # [n_live, n_seq, d_model]
     with np.errstate(over="ignore", invalid="ignore"):
         for i in range(n_layers(w)):
-            x, attn_in, attn_out = sub_block(x, lambda h: attention_block(h, w, i, n_head), w[f"{i}.norm1"], placement)
-            x, ffn_in, ffn_out = sub_block(x, lambda h: ffn_block(h, w, i), w[f"{i}.norm2"], placement)
-            if not np.all(np.isfinite(rms(x))):  # past float64's range: this layer and every later one has no number
-                break
-            xs.append(x)
-            inside.append(dict(attn_in=attn_in, attn_out=attn_out, ffn_in=ffn_in, ffn_out=ffn_out))
-    return xs, inside
+            x, attn_in, attn_out = sub_block(x, lambda h: attention_block(h, w, i, n_head), w[f"{i}.norm1"], live)
+            x, ffn_in, ffn_out = sub_block(x, lambda h: ffn_block(h, w, i), w[f"{i}.norm2"], live)
+            fine = np.all(np.isfinite(rms(x)), axis=-1)  # [n_live]; past float64's range a stack has no number
+            for j in np.flatnonzero(fine):               # for this layer or any later one
+                xs, inside = runs[live[j]]
+                xs.append(x[j])
+                inside.append(dict(attn_in=attn_in[j], attn_out=attn_out[j], ffn_in=ffn_in[j], ffn_out=ffn_out[j]))
+            if not fine.all():
+                live, x = tuple(p for p, ok in zip(live, fine) if ok), x[fine]
+                if not live:
+                    break
+    return runs
 
 
 # --- the parameters a norm costs --------------------------------------------------------------------------------

@@ -343,3 +343,26 @@ def test_print_asks_numpy_for_one_blas_thread_unless_told_otherwise(given, used)
     env.update({"LANG": "C.UTF-8"} if given is None else {"LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": given})
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
     assert run.stdout.split() == ["0", used, "True"], run.stderr
+
+
+# --- print's fast path: the parser's reading, without argparse ---------------------------------------------------
+
+READ_FAST = [["print"], ["print", "positional"], ["print", "--json", "positional"], ["print", "a", "b", "--lang", "zh"],
+             ["print", "--lang=zh", "mask"], ["print", "--plot", "--json", "mask", "rope", "heads"], ["print", "mask2"]]
+LEFT_TO_ARGPARSE = [["print", "positional", "--json", "rope"], ["print", "mask", "--lang", "zh", "rope"],
+                    ["print", "--lang"], ["print", "--lang", "xx", "mask"], ["print", "mask", "--json", "--json"],
+                    ["print", "--js", "mask"], ["print", "--set", "d=8", "rope"], ["print", "mask", "--help"],
+                    ["print", "--", "mask"], ["print", "mask", "--lang", "zh", "--lang", "en"],
+                    ["print", "--lessons", "x", "mask"], ["print", "--lesson", "ffn"], ["views"], ["--lang", "zh", "print"]]
+
+
+@pytest.mark.parametrize("argv", READ_FAST)
+def test_print_args_reads_what_the_parser_reads(argv):
+    from tui.cli.parser import build_parser, print_args
+    assert vars(print_args(argv)) == vars(build_parser("en").parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", LEFT_TO_ARGPARSE)
+def test_print_args_leaves_everything_else_to_the_parser(argv):
+    from tui.cli.parser import print_args
+    assert print_args(argv) is None

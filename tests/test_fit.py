@@ -132,9 +132,9 @@ async def test_after_computing_the_message_shows_the_last_press(tmp_path):
 async def test_the_slow_views_are_computed_off_the_ui_thread(tmp_path, monkeypatch):
     """The BPE view learns its merges from every lesson's text the first time (a fraction of a second
     here): the key must not freeze the screen, so the view is computed in a worker while a notice shows."""
-    import dataclasses
     import threading
 
+    from engine.records import replace
     from engine.views import VIEWS, get_view
     from tui import tour as tour_module
 
@@ -145,7 +145,7 @@ async def test_the_slow_views_are_computed_off_the_ui_thread(tmp_path, monkeypat
         threads.append(threading.current_thread() is threading.main_thread())
         return slow.compute(**kw)
 
-    monkeypatch.setitem(VIEWS, "bpe", dataclasses.replace(slow, compute=compute))
+    monkeypatch.setitem(VIEWS, "bpe", replace(slow, compute=compute))
     tour_module._CACHE.clear()
     app = make_app(lang="en", lesson="tokens", state_dir=tmp_path)
     async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:

@@ -113,6 +113,36 @@ def plain_stack(w, x, n_layer, placement):
     return sizes, float(np.mean(keep))
 
 
+def test_the_deep_stack_is_drawn_as_one_thread_would_draw_it():
+    """init_weights draws every other layer of a deep stack in a second thread: the same numbers as drawing
+    each layer, one after another, from its own stream of the seed."""
+    cfg = random_llama.RandomLlamaConfig(d_model=64, n_layer=norms.MAX_LAYERS, n_head=4, d_ff=176)
+    w = random_llama.init_weights(cfg, 3)
+    streams = np.random.SeedSequence(3).spawn(2 + cfg.n_layer)[2:]
+    assert len(w) == 3 + 9 * cfg.n_layer
+    for i, ss in enumerate(streams):
+        rng = np.random.default_rng(ss)
+        for name, shape, gain in (("wq", (64, 64), 1), ("wk", (64, 64), 1), ("wv", (64, 64), 1),
+                                  ("wo", (64, 64), random_llama.BRANCH_GAIN), ("wg", (64, 176), 1),
+                                  ("wu", (64, 176), 1), ("wd", (176, 64), random_llama.BRANCH_GAIN)):
+            np.testing.assert_array_equal(w[f"{i}.{name}"], rng.standard_normal(shape) / np.sqrt(shape[0]) * gain)
+
+
+def test_an_error_in_the_drawing_thread_reaches_the_caller_without_a_traceback(capfd):
+    tries = []
+
+    def make(i):
+        tries.append(i)
+        if tries.count(3) == 1 and i == 3:  # the first try at 3, in the second thread, fails; the retry does not
+            raise MemoryError("no room")
+        return i * i
+
+    assert random_llama._in_two_threads(make, 8) == [i * i for i in range(8)] and tries.count(3) == 2
+    with pytest.raises(ValueError, match="bad 5"):
+        random_llama._in_two_threads(lambda i: i if i != 5 else int("bad 5"), 8)
+    assert capfd.readouterr().err == ""
+
+
 def stack_inputs(gain, seed=0):
     """The weights and x the view uses, built from random_llama directly."""
     cfg = random_llama.RandomLlamaConfig(d_model=64, n_layer=norms.MAX_LAYERS, n_head=4, d_ff=176)
@@ -165,7 +195,7 @@ def test_pre_norm_is_llama_forward():
     """The stack's pre-norm placement is exactly the pass every model in the tour runs."""
     w = norms.stack_weights(6, 0.5)
     x0 = norms.stack_embedding(w)
-    xs, _ = norms.run_stack(x0, w, norms.STACK.n_head, "pre")
+    xs, _ = norms.run_stack(x0, w, norms.STACK.n_head, ("pre",))["pre"]
     ids = np.array([[random_llama.VOCAB.index(t) for t in random_llama.PROMPT]])
     keep = {}
     llama.forward(w, ids, norms.STACK.n_head, keep=keep)

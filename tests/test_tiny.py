@@ -210,6 +210,30 @@ def test_save_writes_the_name_it_is_given_with_the_usual_mode(tmp_path):
     assert all(np.array_equal(a, w[k]) for k, a in tiny.load(out)[0].items())
 
 
+def test_weights_load_from_one_flat_array_or_one_array_each(tmp_path):
+    """save() writes the weights as one array; a file from before that, one array per weight, still loads,
+    and a flat array of the wrong size is refused, not cut."""
+    import dataclasses
+    import json
+    w, cfg = _tiny_run()
+    out = tmp_path / "w.npz"
+    tiny.save(out, w, cfg, {"seed": 0})
+    with np.load(out) as data:
+        assert data.files == ["__manifest__", "weights"] and data["weights"].dtype == np.float32
+    old = tmp_path / "old.npz"
+    meta = np.array(json.dumps({"config": dataclasses.asdict(cfg), "seed": 0}))
+    np.savez(old, __manifest__=meta, **w)
+    for path in (out, old):
+        loaded = tiny.load(path)[0]
+        assert set(loaded) == set(tiny.shapes(cfg))
+        assert all(np.array_equal(loaded[k], w[k].astype(np.float32)) for k in w)
+    whole = np.concatenate([w[k].astype(np.float32).ravel() for k in tiny.shapes(cfg)])
+    for i, bad in enumerate((whole[:-1], np.append(whole, 0), whole.reshape(2, -1))):
+        np.savez(tmp_path / f"bad{i}.npz", __manifest__=meta, weights=bad)
+        with pytest.raises(ValueError, match="do not match"):
+            tiny.load(tmp_path / f"bad{i}.npz")
+
+
 def test_evaluating_in_chunks_gives_the_same_numbers(monkeypatch):
     w, cfg, _ = tiny.load()
     sentences = corpus.draw(450, 3, "held-out")

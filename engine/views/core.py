@@ -12,13 +12,13 @@ Each topic's module defines its views and registers each one where it is defined
 import importlib
 import math
 import re
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import ParamError, pick
+from ..records import record
 
 
-@dataclass(frozen=True)
+@record
 class Tr:
     """One text in both languages."""
 
@@ -34,7 +34,7 @@ class Tr:
 _TRUE, _FALSE = ("on", "true", "yes", "1"), ("off", "false", "no", "0")
 
 
-@dataclass(frozen=True)
+@record
 class Param:
     """One setting of a view: its type, default and the values it allows."""
 
@@ -149,14 +149,14 @@ def fmt_value(value) -> str:
 
 # --- results ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class Column:
     key: str
     label: Tr
     fmt: str = "text"  # "text", a format spec such as "+.3f" or ",", or one of: short, sig3, pct, bytes, mask
 
 
-@dataclass(frozen=True)
+@record
 class Table:
     key: str
     title: Tr
@@ -168,7 +168,7 @@ class Table:
     note: Tr | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Fact:
     key: str
     label: Tr
@@ -176,13 +176,13 @@ class Fact:
     fmt: str = "text"
 
 
-@dataclass(frozen=True)
+@record
 class Series:
     label: Tr
     values: tuple[float, ...]  # one per x of a line chart, or one per part of a stacked bar
 
 
-@dataclass(frozen=True)
+@record
 class Chart:
     """A picture of numbers the view also gives in a table (or in its facts), so the exact values stay one
     key away. Data only: the screen draws it (tui/charts.py).
@@ -206,7 +206,7 @@ class Chart:
     note: Tr | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Result:
     view: str
     params: dict
@@ -215,13 +215,13 @@ class Result:
     charts: tuple[Chart, ...] = ()  # shown only on steps that name them (a step's `tables`)
 
 
-@dataclass(frozen=True)
+@record
 class View:
     id: str
     title: Tr
     params: tuple[Param, ...]
     compute: Callable[..., Result]
-    sources: tuple[Callable, ...] = field(default=())  # the engine functions behind the tables
+    sources: tuple[Callable, ...] = ()  # the engine functions behind the tables
 
     def param(self, name: str) -> Param:
         for p in self.params:

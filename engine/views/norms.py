@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 
-from .. import demos, llama, norms, ops, sizing
+from .. import llama, norms, ops, seeds, sizing
 from .core import Fact, Param, Result, Table, Tr, View, col, register
 
 OVERFLOW = Tr("overflow", "溢出")
@@ -60,17 +60,27 @@ def _runs(gain, seed):
     """The three placements through the whole stack, once per gain and seed: a shallower stack is its first
     layers (random_llama draws each layer from its own stream), so the layers key needs no new run."""
     w = norms.stack_weights(norms.MAX_LAYERS, gain, seed)
-    x0 = norms.stack_embedding(w)
-    return w["norm_f"], {p: norms.run_stack(x0, w, norms.STACK.n_head, p) for p in norms.PLACEMENTS}
+    runs = norms.run_stack(norms.stack_embedding(w), w, norms.STACK.n_head)
+    # each array's rms averaged over the tokens, for every layer at once: [len(xs)], and [len(inside)] per part
+    sizes = {p: _mean_rms(xs) for p, (xs, _) in runs.items()}
+    parts = {p: {k: _mean_rms([part[k] for part in inside]) for k in _PARTS} for p, (_, inside) in runs.items()}
+    return w["norm_f"], runs, sizes, parts
+
+
+_PARTS = ("attn_in", "attn_out", "ffn_in", "ffn_out")
+
+
+def _mean_rms(arrays):  # [n] of [n_seq, d_model] -> [n]
+    return np.mean(norms.rms(np.stack(arrays)), axis=-1) if arrays else np.zeros(0)
 
 
 def _stack(layers, gain, norm, seed):
-    norm_f, full = _runs(gain, seed)
+    norm_f, full, all_sizes, all_parts = _runs(gain, seed)
     runs = {p: (xs[:layers + 1], inside[:layers]) for p, (xs, inside) in full.items()}
     x0 = runs["pre"][0][0]
 
-    def size(xs, layer):  # mean rms over the prompt's tokens, or "overflow"
-        return float(np.mean(norms.rms(xs[layer]))) if layer < len(xs) else OVERFLOW
+    def size(p, layer):  # x's rms after this layer, averaged over the prompt's tokens, or "overflow"
+        return float(all_sizes[p][layer]) if layer < len(all_sizes[p]) else OVERFLOW
 
     marks = _marks(layers)
     stack = Table("stack", Tr(f"rms of x through {layers} layers, three places for the norm",
@@ -78,18 +88,14 @@ def _stack(layers, gain, norm, seed):
                   (col("layer", "after", "阶段"), col("pre", "pre-norm", "前置归一化", ".3g"),
                    col("post", "post-norm", "后置归一化", ".3g"), col("none", "no norm", "不归一化", ".3g")),
                   tuple((Tr("embedding", "词嵌入") if i == 0 else Tr(f"layer {i}", f"第 {i} 层"),
-                         *(size(runs[p][0], i) for p in norms.PLACEMENTS)) for i in marks),
+                         *(size(p, i) for p in norms.PLACEMENTS)) for i in marks),
                   note=Tr("rms: sqrt(mean(x^2)) of each token's x, averaged over the 5 tokens",
                           "均方根：每个词元的 x 算 sqrt(mean(x^2))，再对 5 个词元取平均"))
 
-    xs, inside = runs[norm]
-
     def sizes(layer):
-        if layer > len(inside):
+        if layer > len(runs[norm][1]):
             return (OVERFLOW,) * 5
-        parts = inside[layer - 1]
-        return tuple(float(np.mean(norms.rms(a))) for a in
-                     (parts["attn_in"], parts["attn_out"], parts["ffn_in"], parts["ffn_out"], xs[layer]))
+        return (*(float(all_parts[norm][k][layer - 1]) for k in _PARTS), size(norm, layer))
 
     name = {"pre": Tr("pre-norm", "前置归一化"), "post": Tr("post-norm", "后置归一化"), "none": Tr("no norm", "不归一化")}[norm]
     seen = Table("inside", Tr(f"What each sub-block reads and adds, {name.en}", f"每个子层读进什么、加上什么：{name.zh}"),
@@ -100,31 +106,31 @@ def _stack(layers, gain, norm, seed):
                  note=Tr("each cell: the rms of that vector, averaged over the 5 tokens",
                          "每格：那个向量的均方根，对 5 个词元取平均"))
 
-    last = {p: size(runs[p][0], layers) for p in norms.PLACEMENTS}
-    pre_inputs, pre_adds = ([float(np.mean(norms.rms(part[k]))) for part in runs["pre"][1] for k in keys]
+    last = {p: size(p, layers) for p in norms.PLACEMENTS}
+    pre_inputs, pre_adds = (np.concatenate([all_parts["pre"][k][:layers] for k in keys])
                             for keys in (("attn_in", "ffn_in"), ("attn_out", "ffn_out")))
     # [n_seq] x's rms^2 if every add were at right angles to the sum before it
-    squares = norms.rms(x0) ** 2 + sum(norms.rms(part[k]) ** 2 for part in runs["pre"][1]
-                                       for k in ("attn_out", "ffn_out"))
+    adds = np.stack([part[k] for part in runs["pre"][1] for k in ("attn_out", "ffn_out")])  # [2 layers, n_seq, d]
+    squares = norms.rms(x0) ** 2 + sum(norms.rms(adds) ** 2)
     keep = np.ones(x0.shape[0])  # [n_seq] the weight the embedding keeps in post-norm's x
-    for part in runs["post"][1]:
-        for k in ("attn", "ffn"):
-            keep /= np.sqrt(norms.rms(part[f"{k}_in"] + part[f"{k}_out"]) ** 2 + norms.EPS)
+    sums = np.stack([part[f"{k}_in"] + part[f"{k}_out"] for part in runs["post"][1] for k in ("attn", "ffn")])
+    for r in norms.rms(sums):  # each norm divides the whole sum, the embedding's part included
+        keep /= np.sqrt(r ** 2 + norms.EPS)
     overflows = len(runs["none"][0]) <= layers
     final = ops.rms_norm(runs["pre"][0][-1], norm_f, norms.EPS)
     return Result("norm-stack", dict(layers=layers, gain=gain, norm=norm, seed=seed), (stack, seen), (
         Fact("last_pre", Tr("rms after the last layer, pre-norm", "最后一层之后的均方根（前置）"), last["pre"], ".3g"),
         Fact("last_post", Tr("rms after the last layer, post-norm", "最后一层之后的均方根（后置）"), last["post"], ".3g"),
         Fact("last_none", Tr("rms after the last layer, no norm", "最后一层之后的均方根（不归一化）"), last["none"], ".3g"),
-        Fact("start", Tr("rms of the embeddings", "词嵌入的均方根"), size(runs["pre"][0], 0), ".3g"),
+        Fact("start", Tr("rms of the embeddings", "词嵌入的均方根"), size("pre", 0), ".3g"),
         Fact("pre_in_min", Tr("smallest rms a pre-norm sub-block reads", "前置时子层读入的最小均方根"),
-             min(pre_inputs), ".3f"),
+             float(min(pre_inputs)), ".3f"),
         Fact("pre_in_max", Tr("largest rms a pre-norm sub-block reads", "前置时子层读入的最大均方根"),
-             max(pre_inputs), ".3f"),
+             float(max(pre_inputs)), ".3f"),
         Fact("pre_add_min", Tr("smallest rms a pre-norm sub-block adds", "前置时子层加上的最小均方根"),
-             min(pre_adds), ".3f"),
+             float(min(pre_adds)), ".3f"),
         Fact("pre_add_max", Tr("largest rms a pre-norm sub-block adds", "前置时子层加上的最大均方根"),
-             max(pre_adds), ".3f"),
+             float(max(pre_adds)), ".3f"),
         Fact("pre_pred", Tr("pre-norm's rms if every add were at right angles to x",
                             "前置时，若每次加的都与 x 垂直，均方根应为"), float(np.mean(np.sqrt(squares))), ".3g"),
         Fact("final_rms", Tr("rms after the final norm, pre-norm", "最终归一化之后的均方根（前置）"),
@@ -169,7 +175,7 @@ def _params(preset):
 
 
 register(View("norm-vector", Tr("RMSNorm on one vector", "对一个向量做 RMSNorm"),
-     (Param("seed", "int", demos.DEMO_SEED, Tr("random x and g", "随机的 x 和 g"), 0, 2**32 - 1),
+     (Param("seed", "int", seeds.DEMO_SEED, Tr("random x and g", "随机的 x 和 g"), 0, 2**32 - 1),
       Param("scale", "float", 10.0, Tr("multiply x by this", "把 x 乘上这个数"), 1e-6, 1e6),
       Param("eps", "float", norms.EPS, Tr("eps under the square root", "平方根里的 eps"), 0, 1)),
      _vector, (ops.rms_norm, norms.norm_demo)))
@@ -180,7 +186,7 @@ register(View("norm-stack", Tr("Where the norm sits: a deep random stack", "归�
       Param("gain", "float", 0.5, Tr("scale of what a sub-block adds", "子层输出的大小"), 0.01, 4),
       Param("norm", "choice", "pre", Tr("placement the second table follows", "第二张表看哪种放法"),
             choices=norms.PLACEMENTS),
-      Param("seed", "int", demos.DEMO_SEED, Tr("random weights", "随机权重的种子"), 0, 2**32 - 1)),
+      Param("seed", "int", seeds.DEMO_SEED, Tr("random weights", "随机权重的种子"), 0, 2**32 - 1)),
      _stack, (norms.sub_block, norms.run_stack, norms.stack_weights, llama.forward)))
 
 register(View("norm-params", Tr("What the norms cost", "归一化有多少参数"),

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import demos, llama, ops, random_llama
+from .. import llama, ops, random_llama, seeds
 from .core import Fact, Param, Result, Table, Tr, View, col, matrix_table, register, token_labels
 
 
@@ -55,6 +55,6 @@ register(View("mask", Tr("The causal mask", "因果掩码"),
 
 register(View("residual", Tr("The residual stream", "残差流"),
      (Param("residual", "bool", True, Tr("add each layer's output to x", "把每层的输出加回 x")),
-      Param("seed", "int", demos.DEMO_SEED, Tr("random weights", "随机权重的种子"), 0, 2**32 - 1),
+      Param("seed", "int", seeds.DEMO_SEED, Tr("random weights", "随机权重的种子"), 0, 2**32 - 1),
       Param("layers", "int", 4, Tr("layers", "层数"), 1, 32)),
      _residual, (random_llama.trace, llama.forward)))

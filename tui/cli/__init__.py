@@ -9,7 +9,7 @@ import sys
 
 from ..i18n import LANGS, default_lang
 from .output import safe_output
-from .parser import PROG, UsageError, build_parser, lang_in, tour_args
+from .parser import PROG, UsageError, build_parser, lang_in, print_args, tour_args
 
 SSH_ESCDELAY_MS = "400"  # see ssh_escape_delay()
 SCREENS = ("", "calc")  # the commands that open a Textual screen in this terminal
@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     safe_output()  # before anything is written, --help included
     early = lang_in(argv)
     lang = early if early in LANGS else default_lang()
-    args = tour_args(argv) or build_parser(lang).parse_args(argv)
+    args = tour_args(argv) or print_args(argv) or build_parser(lang).parse_args(argv)
     lang = getattr(args, "lang", lang)
     if args.command is None:
         args.command, args.run = "", "tour:cmd_tour"
