@@ -5,7 +5,7 @@ sub-blocks, causal attention with RoPE and a SwiGLU FFN, and the placements diff
     pre-norm  (Llama):                   x = x + f(rms_norm(x))
     post-norm (the 2017 Transformer):    x = rms_norm(x + f(x))     (it used LayerNorm; here RMSNorm, like for like)
     none:                                x = x + f(x)
-Pre-norm is exactly what llama.forward runs; tests/test_norms.py checks that the two agree.
+Pre-norm is what llama.forward runs, up to rounding; tests/test_norms.py checks that the two agree.
 """
 
 import functools
@@ -103,6 +103,8 @@ def run_stack(x, w, n_head, placements=PLACEMENTS):  # [n_seq, d_model] -> {plac
     what each layer's sub-blocks read and added ([<= n_layer] of dict). The placements run side by side, as one
     batch: the arrays are tiny, so three cost about what one does. Without norms x can overflow: that stack's
     lists stop before the first layer where it does, and it leaves the batch."""
+    if isinstance(placements, str):  # ("pre",), not "pre": a string would be read letter by letter
+        raise TypeError(f"placements is a tuple of placements, not {placements!r}")
     runs = {p: ([x], []) for p in placements}
     live, x = tuple(placements), np.stack([x] * len(placements))  # [n_live, n_seq, d_model]
     with np.errstate(over="ignore", invalid="ignore"):

@@ -89,10 +89,12 @@ def _in_two_threads(make, n):  # -> [make(0), ..., make(n - 1)]
         helper.start()
     except RuntimeError:  # no thread to be had: all in this one
         helper = None
-    for i in range(0, n, 2):
-        out[i] = make(i)
-    if helper is not None:
-        helper.join()
+    try:
+        for i in range(0, n, 2):
+            out[i] = make(i)
+    finally:  # an error here leaves no thread drawing behind it
+        if helper is not None:
+            helper.join()
     return [part if part is not None else make(i) for i, part in enumerate(out)]
 
 

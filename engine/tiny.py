@@ -453,16 +453,17 @@ RUNS = {"seed0": SHIPPED, "seed1": SHIPPED.with_name("tiny-main-seed1.npz")}  # 
 
 def save(path, w, cfg: TrainedLlamaConfig, manifest: dict) -> None:
     """The weights as one float32 array in shapes(cfg)'s order (numpy parses each array's header with ast.literal_eval,
-    0.4 ms an array), and a JSON manifest (config, seed, steps, losses, floor, accuracies, curves) in one .npz,
-    written whole or not at all: into a temporary file beside `path`, synced, then renamed over it, so a full disk
-    or a kill mid-save leaves any old file as it was. `path` is used as given (no .npz added)."""
+    0.4 ms an array) and a JSON manifest (config, seed, steps, losses, floor, accuracies, curves) in one .npz, whole or
+    not at all: a temporary file beside `path`, synced, renamed over it. `path` is used as given (no .npz added)."""
     import dataclasses
     import json
     import os
     import tempfile
     from pathlib import Path
 
-    path = Path(path)
+    path, expected = Path(path), shapes(cfg)
+    if set(w) != set(expected) or any(np.shape(w[k]) != s for k, s in expected.items()):  # flat, a [d_ff, d] for
+        raise ValueError("the weights do not match the config")  # a [d, d_ff] would load back scrambled
     meta = {"config": dataclasses.asdict(cfg), **manifest}
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
     try:
@@ -471,7 +472,7 @@ def save(path, w, cfg: TrainedLlamaConfig, manifest: dict) -> None:
             os.umask(umask)
             os.fchmod(f.fileno(), 0o666 & ~umask)  # the mode a plain open() would give, not mkstemp's 0600
             np.savez(f, __manifest__=np.array(json.dumps(meta)),
-                     weights=np.concatenate([w[k].astype(F32).ravel() for k in shapes(cfg)]))
+                     weights=np.concatenate([w[k].astype(F32).ravel() for k in expected]))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -483,7 +484,6 @@ def save(path, w, cfg: TrainedLlamaConfig, manifest: dict) -> None:
 def load(path=SHIPPED):
     """(weights, config, manifest) from a file that save() wrote."""
     import json
-
     with np.load(path, allow_pickle=False) as data:
         meta = json.loads(str(data["__manifest__"]))
         cfg = TrainedLlamaConfig(**meta["config"])

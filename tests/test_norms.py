@@ -195,13 +195,16 @@ def test_pre_norm_is_llama_forward():
     """The stack's pre-norm placement is exactly the pass every model in the tour runs."""
     w = norms.stack_weights(6, 0.5)
     x0 = norms.stack_embedding(w)
-    xs, _ = norms.run_stack(x0, w, norms.STACK.n_head, ("pre",))["pre"]
     ids = np.array([[random_llama.VOCAB.index(t) for t in random_llama.PROMPT]])
     keep = {}
     llama.forward(w, ids, norms.STACK.n_head, keep=keep)
-    assert len(xs) == len(keep["residual"]) == 7
-    for mine, theirs in zip(xs, keep["residual"]):
-        np.testing.assert_allclose(mine, theirs[0], rtol=1e-10, atol=1e-12)
+    for placements in (("pre",), norms.PLACEMENTS):  # alone, and in the batch the view runs
+        xs, _ = norms.run_stack(x0, w, norms.STACK.n_head, placements)["pre"]
+        assert len(xs) == len(keep["residual"]) == 7
+        for mine, theirs in zip(xs, keep["residual"]):
+            np.testing.assert_allclose(mine, theirs[0], rtol=1e-10, atol=1e-12)
+    with pytest.raises(TypeError):
+        norms.run_stack(x0, w, norms.STACK.n_head, "pre")
     final = float(np.mean(np.sqrt(np.mean(keep["hf"][0] ** 2, -1))))
     assert facts(run_view("norm-stack", {"layers": 6}))["final_rms"] == pytest.approx(final, rel=1e-9)
 

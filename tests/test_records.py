@@ -42,6 +42,24 @@ def test_a_field_without_default_after_one_with_is_refused():
             b: int
 
 
+def test_what_a_record_cannot_be_is_refused():
+    with pytest.raises(TypeError):
+        @record
+        class NoFields:
+            pass
+    with pytest.raises(TypeError):
+        @record
+        class SharedDefault:
+            a: list = []
+    with pytest.raises(TypeError):
+        @record
+        class OwnInit:
+            a: int
+
+            def __init__(self, a):
+                pass
+
+
 def test_equality_hash_and_repr_follow_the_fields():
     assert Point(1, 2) == Point(1, 2) and Point(1, 2) != Point(2, 1)
     assert hash(Point(1, 2)) == hash(Point(1, 2))

@@ -227,6 +227,8 @@ def test_weights_load_from_one_flat_array_or_one_array_each(tmp_path):
         loaded = tiny.load(path)[0]
         assert set(loaded) == set(tiny.shapes(cfg))
         assert all(np.array_equal(loaded[k], w[k].astype(np.float32)) for k in w)
+    with pytest.raises(ValueError, match="do not match"):  # the right size in the wrong shape is refused
+        tiny.save(tmp_path / "t.npz", {**w, "0.wg": w["0.wg"].T.copy()}, cfg, {"seed": 0})
     whole = np.concatenate([w[k].astype(np.float32).ravel() for k in tiny.shapes(cfg)])
     for i, bad in enumerate((whole[:-1], np.append(whole, 0), whole.reshape(2, -1))):
         np.savez(tmp_path / f"bad{i}.npz", __manifest__=meta, weights=bad)
