@@ -81,8 +81,8 @@ def _in_two_threads(make, n):  # -> [make(0), ..., make(n - 1)]
         try:
             for i in range(1, n, 2):
                 out[i] = make(i)
-        except Exception:  # left to this thread, whose errors reach the caller (a thread's print a traceback)
-            pass
+        except Exception:  # made again below, in the caller's thread: its error reaches the caller, where
+            pass           # an error in this thread would only print a traceback
 
     helper = threading.Thread(target=odd, daemon=True)
     try:

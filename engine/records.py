@@ -32,7 +32,8 @@ def record(cls):
     defaults = {n: cls.__dict__[n] for n in names if n in cls.__dict__}
     if not names or any(isinstance(v, (list, dict, set)) for v in defaults.values()) or any(
             m in cls.__dict__ for m in ("__init__", "__eq__", "__hash__", "__repr__", "__setattr__", "__delattr__")):
-        raise TypeError(f"{cls.__name__}: a record has fields, no mutable default, and methods of its own making")
+        raise TypeError(f"{cls.__name__}: a record needs a field, takes no list, dict or set default, and "
+                        "makes its own __init__, __eq__, __hash__, __repr__, __setattr__ and __delattr__")
     first_default = next((i for i, n in enumerate(names) if n in defaults), len(names))
     if any(n not in defaults for n in names[first_default:]):
         raise TypeError(f"{cls.__name__}: a field without a default follows one with a default")
