@@ -366,3 +366,43 @@ def test_print_args_reads_what_the_parser_reads(argv):
 def test_print_args_leaves_everything_else_to_the_parser(argv):
     from tui.cli.parser import print_args
     assert print_args(argv) is None
+
+
+_RUN = ("import os, sys\nfrom tui import cli\nreal = os._exit\n"
+        "def fast(code):\n    sys.stderr.write(f'fast exit {{code}}\\n')\n    sys.stderr.flush()\n    real(code)\n"
+        "os._exit = fast\n{setup}\nsys.argv = ['xf-tour', *{args!r}]\n{through}\n")
+
+
+def _run(args, setup="", through="cli.run()"):
+    """`xf-tour ARGS` through tui.cli.run in a fresh process, with os._exit made to say that it was called;
+    through="sys.exit(cli.main())" runs main() and Python's usual exit instead."""
+    import os
+    import subprocess
+    environ = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANG")}
+    environ.update({"LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1", "COLUMNS": "80"})
+    code = _RUN.format(setup=setup, args=list(args), through=through)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=environ,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("args, status", [(("print", "--lesson", "rmsnorm"), 0), (("print", "cat", "--json"), 0),
+                                          (("print", "no-such-view"), 2), (("views",), 0)])
+def test_a_command_that_leaves_nothing_behind_ends_at_once_with_all_its_output(args, status):
+    """run() skips Python's shutdown after a plain command: the same output and status as main() gives."""
+    fast, plain = _run(args), _run(args, through="sys.exit(cli.main())")
+    assert fast.stderr.splitlines()[-1] == f"fast exit {status}" and "fast exit" not in plain.stderr
+    assert fast.returncode == plain.returncode == status
+    assert fast.stdout == plain.stdout and len(plain.stdout if status == 0 else plain.stderr) > 40
+    assert fast.stderr.splitlines()[:-1] == plain.stderr.splitlines()
+
+
+@pytest.mark.parametrize("setup", [
+    "import threading, time\nthreading.Thread(target=time.sleep, args=(0.3,)).start()",  # a thread still running
+    "import atexit\natexit.register(lambda: sys.stderr.write('atexit ran\\n'))",           # a callback to run
+    "import textual",                                                                      # a Textual app's imports
+])
+def test_a_command_that_leaves_something_behind_exits_as_usual(setup):
+    run = _run(("print", "cat"), setup)
+    assert run.returncode == 0 and "0.708" in run.stdout
+    assert "fast exit" not in run.stderr
+    assert ("atexit ran" in run.stderr) == ("atexit" in setup)
