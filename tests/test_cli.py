@@ -378,7 +378,8 @@ def _run(args, setup="", through="cli.run()"):
     through="sys.exit(cli.main())" runs main() and Python's usual exit instead."""
     import os
     import subprocess
-    environ = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANG")}
+    # without PYTHONUNBUFFERED: unbuffered output would hide a run() that forgot to flush
+    environ = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANG", "PYTHONUNBUFFERED")}
     environ.update({"LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1", "COLUMNS": "80"})
     code = _RUN.format(setup=setup, args=list(args), through=through)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=environ,
@@ -397,12 +398,28 @@ def test_a_command_that_leaves_nothing_behind_ends_at_once_with_all_its_output(a
 
 
 @pytest.mark.parametrize("setup", [
-    "import threading, time\nthreading.Thread(target=time.sleep, args=(0.3,)).start()",  # a thread still running
+    "import threading\nthreading.Thread(target=threading.Event().wait, daemon=True).start()",  # a thread running
     "import atexit\natexit.register(lambda: sys.stderr.write('atexit ran\\n'))",           # a callback to run
     "import textual",                                                                      # a Textual app's imports
+    "sys.setprofile(lambda *a: None)",                                                     # a profiler to report
 ])
 def test_a_command_that_leaves_something_behind_exits_as_usual(setup):
     run = _run(("print", "cat"), setup)
     assert run.returncode == 0 and "0.708" in run.stdout
     assert "fast exit" not in run.stderr
     assert ("atexit ran" in run.stderr) == ("atexit" in setup)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="/dev/full is Linux's")
+def test_output_that_cannot_be_written_is_one_line_and_status_1_and_a_closed_stdout_is_no_error():
+    import os
+    import subprocess
+    environ = {**os.environ, "LANG": "C.UTF-8"}
+    environ.pop("PYTHONUNBUFFERED", None)
+    with open("/dev/full", "w") as full:
+        run = subprocess.run([sys.executable, "-m", "tui", "params", "--json"], stdout=full, stderr=subprocess.PIPE,
+                             text=True, cwd=ROOT, env=environ, timeout=120)
+    assert run.returncode == 1 and run.stderr.count("\n") == 1 and "No space left" in run.stderr, run.stderr
+    closed = subprocess.run(f"'{sys.executable}' -m tui params --json >&-", shell=True, executable="/bin/bash",
+                            capture_output=True, text=True, cwd=ROOT, env=environ, timeout=120)
+    assert closed.returncode == 0 and closed.stderr == ""

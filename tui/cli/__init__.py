@@ -5,6 +5,7 @@ run() is the command itself (the console script and `python -m tui`): main(), th
 """
 
 import atexit
+import contextlib
 import importlib
 import os
 import sys
@@ -72,27 +73,32 @@ def run() -> None:
 
     Python's own shutdown frees numpy's modules and every object one by one: 34 ms of a 300 ms
     `xf-tour print norm-stack` on the 2-core machine of bench/print_time.py, more than most views take to
-    compute. A command that ran no Textual app, left no other thread and registered nothing with atexit
-    has nothing left to do but flush its output, so it flushes and ends there (os._exit). Anything else
-    (the tour, serve) exits as usual."""
+    compute. A command that ran no Textual app, left no other thread, registered nothing with atexit and
+    runs under no profiler or tracer has nothing left to do but flush its output, so it flushes and ends
+    there (os._exit). Anything else (the tour, serve) exits as usual."""
     code = main() or 0
     if not _nothing_left():
         sys.exit(code)
-    for stream in (sys.stdout, sys.stderr):
+    for stream in {id(s): s for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)}.values():
+        if stream is None:  # a stream the shell closed (`>&-`): nothing to flush
+            continue
         try:
             stream.flush()
         except BrokenPipeError:  # the reader left, which is fine (as in main)
             pass
-        except (OSError, ValueError) as err:  # a full disk, say: said, as Python's own exit would not
-            os.write(2, f"{PROG}: error: could not write the output ({err})\n".encode(errors="replace"))
+        except (OSError, ValueError) as err:  # a full disk, say: said, where Python's own exit says a traceback
+            zh = (lang_in(sys.argv[1:]) or default_lang()) == "zh"
+            line = f"错误: 无法写出输出（{err}）" if zh else f"error: could not write the output ({err})"
+            with contextlib.suppress(OSError):  # stderr may be what failed
+                os.write(2, f"{PROG}: {line}\n".encode(errors="replace"))
             code = code or 1
     os._exit(code)
 
 
 def _nothing_left() -> bool:
     """Whether the process has nothing to do at its end but flush: no Textual app was imported, no thread but
-    this one runs, and no atexit callback is registered (Python versions without atexit._ncallbacks: unknown,
-    so no)."""
+    this one runs, no atexit callback is registered (Python versions without atexit._ncallbacks: unknown,
+    so no), and no profiler or tracer waits to write its report after main returns."""
     threading, count = sys.modules.get("threading"), getattr(atexit, "_ncallbacks", None)
     return ("textual" not in sys.modules and (threading is None or threading.active_count() == 1)
-            and count is not None and count() == 0)
+            and count is not None and count() == 0 and sys.getprofile() is None and sys.gettrace() is None)
