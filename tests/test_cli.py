@@ -10,7 +10,7 @@ import pytest
 from rich.cells import cell_len
 
 import engine
-from conftest import ROOT, run_cli
+from conftest import ROOT, cli_environ, run_cli
 
 
 def squeeze(text):
@@ -376,11 +376,9 @@ _RUN = ("import os, sys\nfrom tui import cli\nreal = os._exit\n"
 def _run(args, setup="", through="cli.run()"):
     """`xf-tour ARGS` through tui.cli.run in a fresh process, with os._exit made to say that it was called;
     through="sys.exit(cli.main())" runs main() and Python's usual exit instead."""
-    import os
     import subprocess
     # without PYTHONUNBUFFERED: unbuffered output would hide a run() that forgot to flush
-    environ = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANG", "PYTHONUNBUFFERED")}
-    environ.update({"LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1", "COLUMNS": "80"})
+    environ = cli_environ(drop=("PYTHONUNBUFFERED",))
     code = _RUN.format(setup=setup, args=list(args), through=through)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=environ,
                           timeout=120)
@@ -412,10 +410,8 @@ def test_a_command_that_leaves_something_behind_exits_as_usual(setup):
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="/dev/full is Linux's")
 def test_output_that_cannot_be_written_is_one_line_and_status_1_and_a_closed_stdout_is_no_error():
-    import os
     import subprocess
-    environ = {**os.environ, "LANG": "C.UTF-8"}
-    environ.pop("PYTHONUNBUFFERED", None)
+    environ = cli_environ(drop=("PYTHONUNBUFFERED",))
     with open("/dev/full", "w") as full:
         run = subprocess.run([sys.executable, "-m", "tui", "params", "--json"], stdout=full, stderr=subprocess.PIPE,
                              text=True, cwd=ROOT, env=environ, timeout=120)
