@@ -241,9 +241,9 @@ def sample_ids(rng: "np.random.Generator", n: int) -> Batch:
                            np.where(has_place, INDEX[THE], none))
     slots[:, 10] = np.where(has_place, _ids(PLACES)[_choose(u[:, 11], [1 / 6] * 6)], none)
     slots[:, 11] = INDEX[DOT]
-    order = np.argsort(slots == none, axis=1, kind="stable")  # the words keep their order, the gaps go last
-    ids = np.take_along_axis(slots, order, 1)
-    ids[ids == none] = INDEX[PAD]
+    present = slots != none
+    ids = np.full_like(slots, INDEX[PAD])
+    ids[np.arange(MAX_LEN + 1) < present.sum(1)[:, None]] = slots[present]  # each row's words, in order, first
     verb_at = np.where(kind == 2, -1, 2 + (adjective > 0) + 3 * has_dist)
     return Batch(ids, verb_at, agreeing, verbs[which, 1 - plural], (kind != 2) & has_dist & (dist_num != plural))
 

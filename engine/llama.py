@@ -35,9 +35,15 @@ def dense(x, m):  # [..., n_in], [n_in, n_out] -> [..., n_out]
 
 def rms_scale(x, eps=1e-5):  # [..., d] -> [..., 1]
     """1 / the root mean square of each vector: ops.rms_norm(x, w) is x * rms_scale(x) * w. The mean of squares
-    is a product with a vector of 1/d; forward keeps the scale for the backward pass."""
-    ms = dense(x * x, np.full((x.shape[-1], 1), 1.0 / x.shape[-1], x.dtype))
-    return 1.0 / np.sqrt(ms + eps)
+    is a product with a column of 1/d; forward keeps the scale for the backward pass."""
+    return 1.0 / np.sqrt(dense(x * x, _mean_column(x.shape[-1], x.dtype)) + eps)
+
+
+@functools.lru_cache(maxsize=16)
+def _mean_column(d, dtype):  # -> [d, 1] of 1/d, read-only
+    column = np.full((d, 1), 1.0 / d, dtype)
+    column.flags.writeable = False
+    return column
 
 
 @functools.lru_cache(maxsize=64)
@@ -64,34 +70,94 @@ def cached_mask(n_seq, dtype):  # -> [n_seq, n_seq], read-only
 
 
 def causal_attention(q, k, v):  # [B, H, T, hd] x3 -> [B, H, T, hd], [B, H, T, T]
-    """ops.attention(q, k, v, causal=True). The row max is T - 1 np.maximum over whole columns and the row
-    sum a product with ones; no row is fully masked, since every query sees key 0. The output is laid out
-    [B, T, H, hd] in memory, so that merge_heads needs no copy."""
+    """ops.attention(q, k, v, causal=True). Softmax subtracts each row's max before exp only where it must: when
+    no score is over 40 (no exp can overflow) and every row's sum of exp(score) is at least 1e-20 (what underflows
+    is under 1e-18 of its row), exp(score) over its row's sum is the same softmax to float precision, and saves
+    T - 1 np.maximum over columns for the max. The row sum is a product with ones; no row is fully masked, since
+    every query sees key 0. The output is laid out [B, T, H, hd] in memory, so that merge_heads needs no copy."""
     *lead, n_head, T, head_dim = q.shape
     s = q @ np.swapaxes(k, -1, -2)  # [B, H, T, T]
     s /= math.sqrt(head_dim)
     s += cached_mask(T, s.dtype)
-    m = s[..., :1].copy()
-    for j in range(1, T):
-        np.maximum(m, s[..., j:j + 1], out=m)
-    p = np.exp(s - m)
-    p /= (p @ np.ones(T, p.dtype))[..., None]
+    ones = np.ones(T, s.dtype)
+    p = np.exp(s) if s.max() <= 40 else None  # (a score that is not a number fails the test too)
+    total = None if p is None else p @ ones  # [B, H, T]
+    if total is None or not total.min() >= 1e-20:  # the usual way: minus each row's max
+        m = s[..., :1].copy()
+        for j in range(1, T):
+            np.maximum(m, s[..., j:j + 1], out=m)
+        p = np.exp(s - m)
+        total = p @ ones
+    p /= total[..., None]
     out = np.swapaxes(np.empty((*lead, T, n_head, v.shape[-1]), p.dtype), -3, -2)
     return np.matmul(p, v, out=out), p
 
 
+class Prefixes:
+    """A batch of sentences as the distinct prefixes they begin with: what training computes.
+
+    With causal attention, every layer's row at a position depends only on the sentence up to that position, so
+    sentences that begin alike have the same rows there. Every sentence starts "<bos> the", and a batch of the main
+    config's 64 sentences has about 300 distinct prefixes among its 480 real positions (590 in training's two
+    parts, padded). forward() given a Prefixes computes one row per prefix ([M, ...] where ids would give
+    [B, T, ...]); attention alone runs in the sentences' layout, where each position reads its prefix's row.
+
+        tokens [M]   each prefix's last token          at [B, T]   the prefix that ends at each position
+        pos [M]      its position                      first [M]   one place, b T + t, where it ends
+
+    Prefixes are numbered by position, then in the order of the sentences sorted as token lists. Every position
+    up to a sentence's last real one is computed (attention reads them all); a position after it gets no prefix of
+    its own (at says 0 there), and attention reads it only from later positions, which are left out too."""
+
+    def __init__(self, ids, real):  # [B, T] token ids, [B, T] bool: the positions to compute
+        B, T = ids.shape
+        real = np.logical_or.accumulate(np.asarray(real, bool)[:, ::-1], 1)[:, ::-1]  # and every one before them
+        order = np.lexsort(ids.T[::-1])  # sentences sorted as token lists: equal prefixes are neighbours
+        s, ok = ids[order], real[order]
+        new = ok.copy()  # a prefix that the sentence above (in that order) does not compute
+        new[1:] &= ~(np.logical_and.accumulate(s[1:] == s[:-1], axis=1) & ok[:-1])
+        where = np.flatnonzero(new.T)  # the new prefixes, position by position: their numbers are 0, 1, ...
+        number = np.full(T * B, -1)
+        number[where] = np.arange(len(where))
+        at = np.maximum.accumulate(number.reshape(T, B).T, axis=0)  # the number above, where not new
+        at[~ok] = 0
+        self.at = np.empty_like(at)
+        self.at[order] = at
+        self.pos, row = np.divmod(where, B)
+        self.tokens, self.first = s[row, self.pos], order[row] * T + self.pos
+        spots = np.flatnonzero(real)  # the places where a prefix ends, for sum_copies
+        ends = self.at.reshape(-1)[spots]
+        copies = np.bincount(ends, minlength=len(where))
+        self.shared = np.flatnonzero(copies > 1)
+        self._spots = spots[copies[ends] > 1]
+        self._onehot = (ends[copies[ends] > 1] == self.shared[:, None]).astype(np.float32)  # [S, R]
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def sum_copies(self, a):  # [B T, n] -> [M, n]
+        """Each prefix's sum over the places it ends: the gradient of a row that several sentences share. Most
+        prefixes end in one place; the few shared ones (the first positions) are summed by one product."""
+        out = a[self.first]
+        out[self.shared] = self._onehot.astype(a.dtype, copy=False) @ a[self._spots]
+        return out
+
+
 def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids [B, T] -> logits [B, T, n_vocab]
-    """Logits for every position.
+    """Logits for every position; given a Prefixes instead of ids, for every prefix ([M, n_vocab]).
 
     keep, a dict, receives what the backward pass and the views read: the stream x after the embedding
     and after each layer, each layer's attention weights and intermediate arrays.
     head_mask, [n_layer, n_head] of 0/1, silences heads: a 0 sets that head's output to zero.
     residual=False replaces x by each sub-block's output instead of adding to it (the residual lesson).
     """
-    B, T = ids.shape
+    rows = ids if isinstance(ids, Prefixes) else None
+    B, T = ids.shape if rows is None else rows.at.shape
     d = w["embed"].shape[1]
     dtype = w["embed"].dtype
     turns = rope_turns(T, d // n_head, n_head, dtype)  # [T, d_model] complex: q's pairs, then k's
+    if rows is not None:
+        ids, turns = rows.tokens, turns[rows.pos]  # [M], [M, d_model]: a prefix at its last position
     x = w["embed"][ids]  # [B, T, d_model]
     layers, attn, stream = [], [], [x]
     for i in range(n_layers(w)):
@@ -100,15 +166,18 @@ def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids
         h = x * r1 * w[f"{i}.norm1"]  # rms_norm(x, norm1)
         # q and k as one product, v as another: numpy runs an elementwise operation on a column slice
         # (part of each row) row by row, several times slower than on a whole array
-        qk0 = dense(h, np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1))  # [B, T, 2 d_model]
-        v = split_heads(dense(h, w[f"{i}.wv"]), n_head)  # [B, n_head, T, head_dim]
-        qk = turn_pairs(qk0, turns)  # RoPE on q and k at once, still one row per token
-        q, k = split_heads(qk0[..., :d], n_head), split_heads(qk0[..., d:], n_head)
+        qk = turn_pairs(dense(h, np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1)), turns)  # [B, T, 2 d_model]:
+        v = dense(h, w[f"{i}.wv"])  # q and k turned by RoPE at once, still one row per token; v
+        if rows is not None:  # each position reads its prefix's row
+            qk, v = qk[rows.at], v[rows.at]
         qr, kr = split_heads(qk[..., :d], n_head), split_heads(qk[..., d:], n_head)
+        v = split_heads(v, n_head)  # [B, n_head, T, head_dim]
         o, p = causal_attention(qr, kr, v)  # [B, n_head, T, head_dim], [B, n_head, T, T]
         if head_mask is not None:
             o = o * head_mask[i][:, None, None].astype(dtype)
         heads = merge_heads(o)  # [B, T, d_model]
+        if rows is not None:
+            heads = heads.reshape(B * T, d)[rows.first]  # [M, d_model]
         out = dense(heads, w[f"{i}.wo"])
         x = x + out if residual else out
         x_mid = x
@@ -120,7 +189,7 @@ def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids
         out = dense(m, w[f"{i}.wd"])
         x = x + out if residual else out
         if keep is not None:
-            layers.append(dict(x_in=x_in, r1=r1, h=h, q=q, k=k, v=v, qr=qr, kr=kr, p=p, heads=heads,
+            layers.append(dict(x_in=x_in, r1=r1, h=h, v=v, qr=qr, kr=kr, p=p, heads=heads,
                                x_mid=x_mid, r2=r2, h2=h2, gate=gate, sg=sg, up=up, m=m))
         attn.append(p)
         stream.append(x)

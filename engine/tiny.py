@@ -1,4 +1,4 @@
-"""The trained tiny Llama: the backward pass of llama.forward, Adam, training, saving and loading.
+"""The trained tiny Llama: the backward pass of llama.forward, training (with adam.Adam), saving and loading.
 
 The forward pass is llama.forward, the same code the random-weight demo (random_llama.py) runs.
 Shapes: B sentences, T positions, d = d_model, H heads of width hd, f = d_ff, V = n_vocab.
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import corpus, llama, two_cores
+from .adam import Adam
 from .ops import log_softmax, split_heads
 
 F32 = np.float32
@@ -88,67 +89,71 @@ def loss_and_grads(w, cfg: TrainedLlamaConfig, ids, n=None):
     n, if given, is the count of real targets to divide by instead of ids' own: the mean over a whole batch
     of which ids is a part, so that the parts' losses and gradients add up to the batch's.
 
-    Every weight gradient is one 2-D product over the B*T rows ([B*T, n_in].T @ [B*T, n_out]): einsum and
+    The rows are the batch's distinct prefixes (llama.Prefixes): a prefix that several sentences share is
+    computed once, with the sum of their targets (a count of each next token). Every weight gradient is one
+    2-D product over the rows, taken as (d_out.T @ x_in).T, the order OpenBLAS runs fastest here: einsum and
     3-D matmul run as loops of small products, several times slower."""
     keep = {}
-    logits = llama.forward(w, ids[:, :-1], cfg.n_head, keep=keep)
-    B, T, V = logits.shape
+    targets = ids[:, 1:]
+    real = targets != corpus.INDEX[corpus.PAD]
+    if not real.any():  # nothing to predict
+        return 0.0, {k: np.zeros_like(a) for k, a in w.items()}
+    rows = llama.Prefixes(ids[:, :-1], real)
+    logits = llama.forward(w, rows, cfg.n_head, keep=keep)  # [M, V]
+    (B, T), (M, V) = rows.at.shape, logits.shape
     dt = logits.dtype  # float32 in training; float64 in the gradient check
     d, H = cfg.d_model, cfg.n_head
-    targets = ids[:, 1:].reshape(-1)
-    valid = (targets != corpus.INDEX[corpus.PAD]).astype(dt)
-    n = float(valid.sum()) if n is None else float(n)
-    z = logits.reshape(-1, V)
-    z = z - z.max(-1, keepdims=True)
+    n = float(real.sum()) if n is None else float(n)
+    counts = np.bincount(rows.at[real] * V + targets[real], minlength=M * V).reshape(M, V).astype(dt)  # [M, V]
+    per_row = counts @ np.ones(V, dt)  # [M]: the targets each prefix has
+    z = logits - logits.max(-1, keepdims=True)
     e = np.exp(z)
-    s = e @ np.ones(V, dt)  # [B*T]: the row sums, as a product
-    rows = np.arange(B * T)
-    loss = float(-((z[rows, targets] - np.log(s)) * valid).sum() / n)
+    s = e @ np.ones(V, dt)  # [M]: the row sums, as a product
+    loss = float(-((counts * z).sum() - per_row @ np.log(s)) / n)
 
-    def rows2(a):  # [..., n] -> [B*T, n]
-        return a.reshape(B * T, a.shape[-1])
+    def grad(x, dy):  # the gradient of a weight that takes x [M, n_in] to dy's [M, n_out]
+        return (dy.T @ x).T
 
     g = {}
-    per_row = valid * (1.0 / n)  # [B*T]: each real target's share of the mean
-    dlogits = e * (per_row / s)[:, None]  # [B*T, V]: (softmax minus one at the target) over n
-    dlogits[rows, targets] -= per_row
-    g["head"] = rows2(keep["hf"]).T @ dlogits
-    dx, g["norm_f"] = rms_back(dlogits @ w["head"].T, rows2(keep["x_out"]), w["norm_f"], rows2(keep["rf"]))  # [B*T, d]
-    # [T, d] complex: RoPE turned back, times the scores' 1/sqrt(hd), for the gradients of q and k at once
+    dlogits = e * (per_row / (n * s))[:, None] - counts * (1.0 / n)  # [M, V]: (softmax minus the targets) over n
+    g["head"] = grad(keep["hf"], dlogits)
+    dx, g["norm_f"] = rms_back(dlogits @ w["head"].T, keep["x_out"], w["norm_f"], keep["rf"])  # [M, d]
+    # [M, d] complex: RoPE turned back, times the scores' 1/sqrt(hd), for the gradients of q and k at once
     back = np.conj(keep["turns"]) * (1.0 / math.sqrt(d // H))
     for i in reversed(range(cfg.n_layer)):
         c = keep["layers"][i]
         # feed-forward
-        g[f"{i}.wd"] = rows2(c["m"]).T @ dx
-        dm = dx @ w[f"{i}.wd"].T  # [B*T, f]
-        gate, sg, up, h2 = rows2(c["gate"]), rows2(c["sg"]), rows2(c["up"]), rows2(c["h2"])
+        g[f"{i}.wd"] = grad(c["m"], dx)
+        dm = dx @ w[f"{i}.wd"].T  # [M, f]
+        gate, sg, up, h2 = c["gate"], c["sg"], c["up"], c["h2"]
         dup = dm * gate * sg  # m = silu(gate) up, silu(gate) = gate sg, silu' = sg (1 + gate (1 - sg))
         dgate = dm * up * sg * (1.0 + gate * (1.0 - sg))
-        g[f"{i}.wg"], g[f"{i}.wu"] = h2.T @ dgate, h2.T @ dup
+        g[f"{i}.wg"], g[f"{i}.wu"] = grad(h2, dgate), grad(h2, dup)
         dh2 = dgate @ w[f"{i}.wg"].T + dup @ w[f"{i}.wu"].T
-        dxn, g[f"{i}.norm2"] = rms_back(dh2, rows2(c["x_mid"]), w[f"{i}.norm2"], rows2(c["r2"]))
+        dxn, g[f"{i}.norm2"] = rms_back(dh2, c["x_mid"], w[f"{i}.norm2"], c["r2"])
         dx = dx + dxn
-        # attention
+        # attention, in the sentences' layout: a prefix's gradient at one place where it ends, zero elsewhere
         p, v = c["p"], c["v"]
-        g[f"{i}.wo"] = rows2(c["heads"]).T @ dx
-        do = split_heads((dx @ w[f"{i}.wo"].T).reshape(B, T, d), H)  # [B, H, T, hd]
+        g[f"{i}.wo"] = grad(c["heads"], dx)
+        do = np.zeros((B * T, d), dt)
+        do[rows.first] = dx @ w[f"{i}.wo"].T
+        do = split_heads(do.reshape(B, T, d), H)  # [B, H, T, hd]
         dp = do @ np.swapaxes(v, -1, -2)
         ds = p * (dp - ((dp * p) @ np.ones(T, dt))[..., None])  # a row sum as a product; 1/sqrt(hd) is in back
-        dqk = np.empty((B, T, 2 * d), dt)  # d q | d k, as forward's qk; each head written straight into its columns
-        np.matmul(ds, c["kr"], out=split_heads(dqk[..., :d], H))
-        np.matmul(np.swapaxes(ds, -1, -2), c["qr"], out=split_heads(dqk[..., d:], H))
-        dqk = llama.turn_pairs(dqk, back).reshape(B * T, 2 * d)  # RoPE turned back
-        dv = np.empty((B, T, d), dt)
-        np.matmul(np.swapaxes(p, -1, -2), do, out=split_heads(dv, H))
-        dv = dv.reshape(B * T, d)
-        h, wqk = rows2(c["h"]), np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1)
-        gqk = h.T @ dqk
-        g[f"{i}.wq"], g[f"{i}.wk"], g[f"{i}.wv"] = gqk[:, :d], gqk[:, d:], h.T @ dv
-        dxn, g[f"{i}.norm1"] = rms_back(dqk @ wqk.T + dv @ w[f"{i}.wv"].T, rows2(c["x_in"]), w[f"{i}.norm1"],
-                                        rows2(c["r1"]))
+        dqkv = np.empty((B, T, 3 * d), dt)  # d q | d k | d v; each head written straight into its columns
+        np.matmul(ds, c["kr"], out=split_heads(dqkv[..., :d], H))
+        np.matmul(np.swapaxes(ds, -1, -2), c["qr"], out=split_heads(dqkv[..., d:2 * d], H))
+        np.matmul(np.swapaxes(p, -1, -2), do, out=split_heads(dqkv[..., 2 * d:], H))
+        dqkv = rows.sum_copies(dqkv.reshape(B * T, 3 * d))  # [M, 3 d]: keys and values are read from many places
+        dqk, dv = llama.turn_pairs(dqkv[:, :2 * d], back), dqkv[:, 2 * d:]  # RoPE turned back
+        h = c["h"]
+        gqk = grad(h, dqk)
+        g[f"{i}.wq"], g[f"{i}.wk"], g[f"{i}.wv"] = gqk[:, :d], gqk[:, d:], grad(h, dv)
+        wqk = np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1)
+        dxn, g[f"{i}.norm1"] = rms_back(dqk @ wqk.T + dv @ w[f"{i}.wv"].T, c["x_in"], w[f"{i}.norm1"], c["r1"])
         dx = dx + dxn
-    seen = np.zeros((B * T, V), dt)  # [B*T, V]: which token each row embeds
-    seen[rows, ids[:, :-1].reshape(-1)] = 1.0
+    seen = np.zeros((M, V), dt)  # [M, V]: which token each row embeds
+    seen[np.arange(M), rows.tokens] = 1.0
     g["embed"] = seen.T @ dx
     return loss, g
 
@@ -163,50 +168,14 @@ def lr_at(step: int, cfg: TrainedLlamaConfig) -> float:
     return cfg.lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * t)))
 
 
-class Adam:
-    """Adam on one flat buffer (in w's dtype, float32 in training): init moves w's arrays into it (w keeps its
-    keys, each a view of its slice), so that each step is a handful of whole-buffer operations instead of a
-    handful per weight. shared=True puts the buffer in memory that a process forked later shares
-    (two_cores.Helper reads the weights there)."""
-
-    def __init__(self, w, b1=0.9, b2=0.99, eps=1e-8, shared=False):
-        self.keys = list(w)
-        size, dtype = sum(a.size for a in w.values()), np.result_type(*w.values())
-        self.flat = two_cores.shared_zeros(size, dtype) if shared else np.empty(size, dtype)
-        at = 0
-        for k, a in w.items():
-            self.flat[at:at + a.size] = a.ravel()
-            w[k] = self.flat[at:at + a.size].reshape(a.shape)
-            at += a.size
-        self.m, self.v = np.zeros_like(self.flat), np.zeros_like(self.flat)
-        self.b1, self.b2, self.eps, self.t = b1, b2, eps, 0
-
-    def flatten(self, g, out=None):  # {name: gradient} -> [size], in the buffer's order
-        return np.concatenate([g[k].ravel() for k in self.keys], out=out)
-
-    def step(self, g, lr: float, clip: float) -> float:
-        """One update of the weights given to init, with gradients (a dict like w, or flat as flatten gives
-        them; a flat array is used as scratch) clipped to a global norm; returns the norm before clipping."""
-        gk = self.flatten(g) if isinstance(g, dict) else g
-        norm = math.sqrt(float(gk @ gk))
-        gk *= min(1.0, clip / (norm + 1e-12))
-        self.t += 1
-        c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-        self.m *= self.b1
-        self.m += (1 - self.b1) * gk
-        self.v *= self.b2
-        self.v += (1 - self.b2) * gk * gk
-        self.flat -= (lr / c1) * self.m / (np.sqrt(self.v * (1.0 / c2)) + self.eps)
-        return norm
-
-
-def batch_grads(w, cfg: TrainedLlamaConfig, ids, adam: Adam, helper: "two_cores.Helper | None" = None):
-    """The batch's mean loss and its gradient, flat in Adam's order, as the sum of its two parts' (two_cores.parts):
-    the first part's plus the second's, each divided by the whole batch's count of real targets. A helper
-    computes the second part meanwhile; without one, this process computes it after the first. The sum is
-    the same either way, so a run's weights are bit for bit the same with a helper or without."""
-    n = float((ids[:, 1:] != corpus.INDEX[corpus.PAD]).sum())
-    first, second = two_cores.parts(ids, corpus.INDEX[corpus.PAD])
+def batch_grads(w, cfg: TrainedLlamaConfig, parts, adam: Adam, helper: "two_cores.Helper | None" = None):
+    """A batch's mean loss and its gradient, flat in Adam's order, as the sum of its two parts' (the pair that
+    two_cores.parts cuts it into): the first part's plus the second's, each divided by the whole batch's count of
+    real targets. A helper computes the second part meanwhile; without one, this process computes it after the
+    first. The sum is the same either way, so a run's weights are bit for bit the same with a helper or without."""
+    first, second = parts
+    pad = corpus.INDEX[corpus.PAD]
+    n = float((first[:, 1:] != pad).sum() + (second[:, 1:] != pad).sum())
     if helper is not None and len(second):
         helper.start("grads", second, n)
     loss, g = loss_and_grads(w, cfg, first, n)
@@ -251,16 +220,16 @@ def evaluate_chunk(w, cfg: TrainedLlamaConfig, part) -> tuple:
     agreement sentence is right, the same for those whose distractor differs in number, each head's entropy
     times the rows it is averaged over, and that count of rows."""
     keep = {}
-    logits = llama.forward(w, part.ids[:, :-1], cfg.n_head, keep=keep)
     targets = part.ids[:, 1:]
     valid = targets != corpus.INDEX[corpus.PAD]
-    logp = log_softmax(logits)
-    picked = np.take_along_axis(logp, targets[..., None], -1)[..., 0]
-    agrees = part.verb_at >= 0
-    at = logits[np.flatnonzero(agrees), part.verb_at[agrees]]  # [k, n_vocab]: position verb_at predicts the verb
+    prefixes = llama.Prefixes(part.ids[:, :-1], valid)
+    logits = llama.forward(w, prefixes, cfg.n_head, keep=keep)  # [M, n_vocab]: a row per distinct prefix
+    picked = log_softmax(logits)[prefixes.at[valid], targets[valid]]
+    agrees = np.flatnonzero(part.verb_at >= 0)
+    at = logits[prefixes.at[agrees, part.verb_at[agrees]]]  # [k, n_vocab]: position verb_at predicts the verb
     ok = at[np.arange(len(at)), part.good[agrees]] > at[np.arange(len(at)), part.bad[agrees]]
     rows = int(valid[:, 1:].sum())  # the rows head_entropies averages over
-    return (float(picked[valid].sum(dtype=np.float64)), int(valid.sum()), ok, ok[part.mismatch[agrees]],
+    return (float(picked.sum(dtype=np.float64)), int(valid.sum()), ok, ok[part.mismatch[agrees]],
             np.array(head_entropies(keep["attn"], valid)) * rows, rows)
 
 
@@ -421,10 +390,10 @@ def _steps(w, cfg, adam, helper, rng, few, on_step, stop, on_curve, on_reading):
             break
         if step % SPREAD_EVERY == 0:  # the weights after `step` updates
             read(step)
-        if step % TRAIN_CHUNK == 0:  # sentences for the next TRAIN_CHUNK steps, drawn at once
+        if step % TRAIN_CHUNK == 0:  # sentences for the next TRAIN_CHUNK steps, drawn and cut in parts at once
             sentences = corpus.draw_ids(rng, TRAIN_CHUNK * cfg.batch, "train").ids
-        at = step % TRAIN_CHUNK * cfg.batch
-        loss, g = batch_grads(w, cfg, sentences[at:at + cfg.batch], adam, helper)
+            batches = two_cores.split_batches(sentences.reshape(TRAIN_CHUNK, cfg.batch, -1), corpus.INDEX[corpus.PAD])
+        loss, g = batch_grads(w, cfg, batches[step % TRAIN_CHUNK], adam, helper)
         adam.step(g, lr_at(step, cfg), cfg.clip)
         done = step + 1
         window += loss

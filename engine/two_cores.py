@@ -36,22 +36,46 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and cores >= 2 and threading.active_count() == 1
 
 
+# What a part of a batch costs loss_and_grads, beyond a fixed 1.6 ms (a least-squares fit over 240 parts of the main
+# config's batches on this project's 2-core machine, within 0.11 ms rms): per computed row (each distinct prefix;
+# about the real positions less two a sentence, since every sentence begins "<bos> the"), per position of the
+# sentences' layout attention runs in, and per attention score. And what the helper's part costs besides: passing
+# it, writing its gradient and passing the loss back, while this process waits. Microseconds.
+COST_ROW, COST_POSITION, COST_SCORE, COST_HANDOFF = 7.6, 1.6, 0.16, 250.0
+
+
 def parts(ids, pad: int):  # [B, T] -> [k, T1], [B - k, T2]
     """A batch's sentences (token ids, padded with pad), shortest first, cut in two parts of about equal work,
-    each trimmed to its longest sentence: [k, T1] and [B - k, T2], with their rows of inputs, k (T1 - 1) and
-    (B - k) (T2 - 1), as even as the lengths allow. About a third of a batch is padding: in the main config's
-    batches each part has about 20 % fewer rows than half the batch untrimmed. Padding comes after a
-    sentence's end, where causal attention never looks, and is no target, so trimming changes no loss or
-    gradient."""
-    lengths = (ids != pad).sum(1)
-    order = np.argsort(lengths, kind="stable")
-    ids, lengths = ids[order], lengths[order]
-    n = len(ids)
+    each trimmed to its longest sentence: [k, T1] and [B - k, T2]. The work of a part is its cost by the model
+    above, in which the rows that every sentence shares weigh nothing, the longer sentences' attention weighs
+    more, and the second part (the helper's) carries the handoff. Padding comes after a sentence's end, where
+    causal attention never looks, and is no target, so trimming changes no loss or gradient."""
+    return split_batches(ids[None], pad)[0]
+
+
+def split_batches(batches, pad: int) -> list[tuple]:  # [S, B, T] -> S pairs of parts
+    """parts() of each batch, with the cuts chosen for all of them at once (train() draws 50 batches together)."""
+    S, n, _ = batches.shape
+    lengths = (batches != pad).sum(2)  # [S, B]
+    order = np.argsort(lengths, axis=1, kind="stable")
+    lengths = np.take_along_axis(lengths, order, 1)
     if n < 2:
-        return ids[:, :max(2, int(lengths.max()))], ids[:0]
-    k = np.arange(1, n)  # a part of k sentences padded to length L has k (L - 1) rows of inputs
-    k = 1 + int(np.argmin(np.maximum(k * (lengths[k - 1] - 1), (n - k) * (lengths[-1] - 1))))
-    return ids[:k, :max(2, int(lengths[k - 1]))], ids[k:, :max(2, int(lengths[-1]))]
+        return [(b[:, :max(2, int(b_len.max()))], b[:0]) for b, b_len in zip(batches, lengths)]
+    k = np.arange(1, n)  # the first part's sentences, each way of cutting
+    rows = np.cumsum(lengths - 3, axis=1)  # real positions (length - 1) less the two shared ones, first j + 1
+    span = np.maximum(lengths - 1, 1)  # a part's positions per sentence if it ends with this one
+
+    def cost(count, rows, span):
+        return COST_ROW * rows + count * span * (COST_POSITION + COST_SCORE * span)
+
+    first = cost(k, rows[:, :-1], span[:, :-1])
+    second = cost(n - k, rows[:, -1:] - rows[:, :-1], span[:, -1:]) + COST_HANDOFF
+    cut = 1 + np.argmin(np.maximum(first, second), axis=1)  # [S]
+    out = []
+    for b, o, b_len, k in zip(batches, order, lengths, cut.tolist()):
+        b = b[o]
+        out.append((b[:k, :max(2, int(b_len[k - 1]))], b[k:, :max(2, int(b_len[-1]))]))
+    return out
 
 
 def alternate(helper: "Helper | None", job: str, args: list[tuple], local) -> list:
@@ -71,8 +95,9 @@ def alternate(helper: "Helper | None", job: str, args: list[tuple], local) -> li
 class Helper:
     """A forked process that does part of training's work while this one does the rest, so that training
     uses two cores: the second part of each batch's gradient, and every other chunk of an evaluation.
-    Measured on a 2-core machine, a step of the main config: 5.7 ms with parts(); 6.3 ms with untrimmed
-    halves; in one process, 8.9 ms with two BLAS threads and 11.2 ms with one.
+    Measured on a 2-core machine, a step of the main config: 4.4 ms with parts() and shared prefixes
+    (llama.Prefixes); before prefixes, 5.7 ms with parts(), 6.3 ms with untrimmed halves, and in one
+    process 8.9 ms with two BLAS threads and 11.2 ms with one.
 
     Before the fork, Adam's buffer (the weights) and this helper's gradient buffer are made in shared memory:
     the helper reads each update of the weights and writes a part's gradient there, flat in Adam's order.

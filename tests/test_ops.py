@@ -106,6 +106,31 @@ def test_the_forward_pass_fast_paths_compute_the_textbook_operations():
     assert_allclose(llama.turn_pairs(textbook, np.conj(turns)), qk, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("case", ["small", "over 40", "a row under 1e-20", "huge", "not a number"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_causal_attention_in_and_out_of_the_range_where_it_skips_the_row_max(case, dtype):
+    """Scores of a few units take exp(score) straight; a score over 40, a row whose exps sum under 1e-20 and scores
+    that are not numbers take the row max first, as ops.attention does: the same weights either way."""
+    rng = np.random.default_rng(4)
+    q, k, v = rng.standard_normal((3, 2, 3, 5, 4))
+    k = np.abs(k)  # so that a query of large negative numbers scores every key far below zero
+    q = {"small": q, "over 40": 30 * q, "huge": 1e15 * q, "not a number": q * np.nan,
+         "a row under 1e-20": np.where(np.arange(5)[:, None] == 3, -60.0, q)}[case]
+    scores = q @ np.swapaxes(k, -1, -2) / 2 + engine.causal_mask(5)
+    skips = scores.max() <= 40 and (np.exp(scores) @ np.ones(5)).min() >= 1e-20
+    assert skips == (case == "small")  # each case takes the path it is named for
+    with np.errstate(all="ignore"):
+        textbook = engine.attention(q, k, v, causal=True)
+        fast = llama.causal_attention(q.astype(dtype), k.astype(dtype), v.astype(dtype))
+    for mine, theirs in zip(fast, textbook):
+        assert mine.dtype == dtype
+        if case == "not a number":
+            assert np.isnan(mine).all()
+        else:
+            assert np.isfinite(mine).all()
+            assert_allclose(mine, theirs, rtol=1e-12 if dtype == np.float64 else 2e-5, atol=1e-6)
+
+
 def test_rms_norm_and_swiglu_shapes():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 8))

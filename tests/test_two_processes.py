@@ -67,7 +67,7 @@ def test_the_halves_add_up_to_the_whole_batch():
         w = {k: v.astype(np.float64) for k, v in tiny.init(cfg, 0).items()}
         adam = tiny.Adam(w)
         whole, g = tiny.loss_and_grads(w, cfg, ids[:rows])
-        loss, flat = tiny.batch_grads(w, cfg, ids[:rows], adam)
+        loss, flat = tiny.batch_grads(w, cfg, two_cores.parts(ids[:rows], corpus.INDEX[corpus.PAD]), adam)
         assert loss == pytest.approx(whole, rel=1e-12)
         np.testing.assert_allclose(flat, adam.flatten(g), rtol=1e-10, atol=1e-13)
 
@@ -130,18 +130,34 @@ def test_evaluating_with_the_helper_gives_the_same_bits(n):
     assert alone == shared and 0 < alone["agreement"] < 1
 
 
-def test_the_parts_hold_every_sentence_once_and_trim_only_padding():
+def _cost(part, pad):  # two_cores' cost model, from a part itself
+    real, (count, span) = int((part[:, 1:] != pad).sum()), (part.shape[0], part.shape[1] - 1)
+    return (two_cores.COST_ROW * (real - 2 * count)
+            + count * span * (two_cores.COST_POSITION + two_cores.COST_SCORE * span))
+
+
+def test_the_parts_hold_every_sentence_once_trim_only_padding_and_cost_the_least():
     pad = corpus.INDEX[corpus.PAD]
     ids = corpus.draw_ids(np.random.default_rng(3), 64 * 20, "train").ids
-    for batch in np.split(ids, 20):
+    batches = np.split(ids, 20)
+    together = two_cores.split_batches(np.stack(batches), pad)
+    for batch, both in zip(batches, together):
         first, second = two_cores.parts(batch, pad)
+        assert all(np.array_equal(a, b) for a, b in zip((first, second), both))  # alone or 20 at once: the same
         assert len(first) + len(second) == 64 and len(first) and len(second)
         width = batch.shape[1]
         whole = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=pad)
                                 for p in (first, second)])
         assert sorted(map(tuple, whole)) == sorted(map(tuple, batch))  # the same sentences, nothing cut off
-        rows = [len(p) * (p.shape[1] - 1) for p in (first, second)]
-        assert max(rows) < 32 * (width - 1) * 0.9 and max(rows) / min(rows) < 1.2
+        assert all((p[:, -1] != pad).any() for p in (first, second))  # each trimmed to its longest sentence
+        by_length = batch[np.argsort((batch != pad).sum(1), kind="stable")]
+        trim = lambda p: p[:, :(p != pad).sum(1).max()]  # noqa: E731
+        handoff = two_cores.COST_HANDOFF
+        every_cut = [max(_cost(trim(by_length[:k]), pad), _cost(trim(by_length[k:]), pad) + handoff)
+                     for k in range(1, 64)]
+        mine, theirs = _cost(first, pad), _cost(second, pad) + handoff
+        assert max(mine, theirs) == pytest.approx(min(every_cut), rel=1e-12)
+        assert abs(mine - theirs) < 0.2 * theirs  # about even
     one = two_cores.parts(batch[:1], pad)
     assert len(one[0]) == 1 and len(one[1]) == 0
 
