@@ -50,20 +50,17 @@ def measure(rows, anchor, runs) -> dict:
     return times
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--json", action="store_true")
-    a = parser.parse_args()
+def bench(runs: int = 10) -> dict:
+    """Every command `runs` times beside the anchor; medians, ratios and the targets met."""
     py = sys.executable
     anchor = [py, "-c", "import numpy, rich"]
     rows = [("anchor, OPENBLAS_NUM_THREADS=1", anchor, ONE_THREAD), ("xf-tour --help", [py, "-m", "tui", "--help"])]
     rows += [(f"xf-tour print {v}", [py, "-m", "tui", "print", v]) for v in HOMES]
     rows += [("xf-tour print (all views)", [py, "-m", "tui", "print"]),
              ("xf-tour print --lesson attention", [py, "-m", "tui", "print", "--lesson", "attention"])]
-    times = measure(rows, anchor, a.runs)
+    times = measure(rows, anchor, runs)
     base = statistics.median(times["anchor"])
-    result = {"runs": a.runs, "anchor_ms": base, "rows": []}
+    result = {"runs": runs, "anchor_ms": base, "rows": []}
     for name, *_ in rows:
         median = statistics.median(times[name])
         view = name.removeprefix("xf-tour print ") if name.removeprefix("xf-tour print ") in HOMES else None
@@ -73,18 +70,34 @@ def main():
     views = [r for r in result["rows"] if r["target"] is not None]
     worst = max(views, key=lambda r: r["ratio"])
     result["worst_view"] = worst["command"]
+    result["worst_ratio"] = worst["ratio"]
+    result["positional_ratio"] = next(r["ratio"] for r in views if r["command"] == "xf-tour print positional")
     result["targets_met"] = all(r["ratio"] <= r["target"] for r in views)
-    if a.json:
-        print(json.dumps(result, indent=2))
-        return
-    print(f"anchor `python -c \"import numpy, rich\"`: median {base:.0f} ms ({a.runs} runs, interleaved)\n")
-    print("| command | median ms | fastest ms | x anchor | target |")
-    print("|---|---:|---:|---:|---|")
+    return result
+
+
+def report(result) -> str:
+    """Every command as a Markdown table."""
+    lines = [f"anchor `python -c \"import numpy, rich\"`: median {result['anchor_ms']:.0f} ms "
+             f"({result['runs']} runs, interleaved)\n",
+             "| command | median ms | fastest ms | x anchor | target |",
+             "|---|---:|---:|---:|---|"]
     for r in result["rows"]:
         target = f"<= {r['target']}x" if r["target"] else ""
-        print(f"| `{r['command']}` | {r['median_ms']:.0f} | {r['fastest_ms']:.0f} | {r['ratio']:.2f} | {target} |")
-    print(f"\nworst single view: `{worst['command']}` {worst['ratio']:.2f}x; "
-          f"targets met: {'yes' if result['targets_met'] else 'NO'}")
+        lines.append(f"| `{r['command']}` | {r['median_ms']:.0f} | {r['fastest_ms']:.0f} | {r['ratio']:.2f} | "
+                     f"{target} |")
+    lines.append(f"\nworst single view: `{result['worst_view']}` {result['worst_ratio']:.2f}x; "
+                 f"targets met: {'yes' if result['targets_met'] else 'NO'}")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--json", action="store_true")
+    a = parser.parse_args()
+    result = bench(a.runs)
+    print(json.dumps(result, indent=2) if a.json else report(result))
 
 
 if __name__ == "__main__":

@@ -73,49 +73,60 @@ def two_at_once(cwd) -> float:
     return 2 * run(1) / run(2)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=1, help="runs of each, interleaved")
-    parser.add_argument("--config", default="main", choices=("small", "main", "big"))
-    parser.add_argument("--json", action="store_true")
-    a = parser.parse_args()
+def measure(runs: int = 1, config: str = "main") -> dict:
+    """`runs` trainings beside as many anchors, interleaved; medians, peaks and the targets met."""
     work = tempfile.mkdtemp(prefix="train-bench-")
-    train = [PY, "-m", "tui", "train", "--config", a.config, "--out", str(Path(work) / "bench.npz"), "--force",
+    train = [PY, "-m", "tui", "train", "--config", config, "--out", str(Path(work) / "bench.npz"), "--force",
              "--json"]
-    anchor, runs, cores, report = [], [], [], None
-    for _ in range(a.runs):
+    anchor, done, cores, report = [], [], [], None
+    for _ in range(runs):
         anchor.append(timed([PY, "-c", ANCHOR], work)[:2])
         cores.append(two_at_once(work))
         seconds, peak, stdout = timed(train, ROOT)
-        runs.append((seconds, peak))
+        done.append((seconds, peak))
         report = stdout
     result = {
-        "config": a.config, "runs": a.runs,
-        "train_s": statistics.median(s for s, _ in runs), "train_peak_mib": max(p for _, p in runs),
+        "config": config, "runs": runs,
+        "train_s": statistics.median(s for s, _ in done), "train_peak_mib": max(p for _, p in done),
         "anchor_s": statistics.median(s for s, _ in anchor), "anchor_peak_mib": max(p for _, p in anchor),
-        "train_runs_s": [round(s, 2) for s, _ in runs], "cores": statistics.median(cores),
+        "train_runs_s": [round(s, 2) for s, _ in done], "cores": statistics.median(cores),
     }
     result["ratio"] = result["train_s"] / result["anchor_s"]
     try:  # the trainer's own summary, the last JSON object it printed
         result["trainer"] = json.loads(report[report.rindex("\n{") + 1:] if "\n{" in report else report)
     except ValueError:
         result["trainer"] = None
-    if a.config == "main":
+    if config == "main":
         result["targets_met"] = {"seconds": result["train_s"] <= TARGETS["seconds"],
                                  "peak_mib": result["train_peak_mib"] <= TARGETS["peak_mib"]}
-    if a.json:
-        print(json.dumps(result, indent=2))
-        return
-    print(f"| measure | numpy anchor | xf-tour train --config {a.config} | target |")
-    print("|---|---:|---:|---|")
-    print(f"| wall time | {result['anchor_s']:.1f} s | {result['train_s']:.1f} s ({result['ratio']:.1f}x) | "
-          f"{'<= 12 s' if a.config == 'main' else ''} |")
-    print(f"| peak memory | {result['anchor_peak_mib']:.0f} MiB | {result['train_peak_mib']:.0f} MiB | "
-          f"{'<= 150 MiB' if a.config == 'main' else ''} |")
-    print(f"\nruns: {', '.join(f'{s} s' for s in result['train_runs_s'])}; cores given to two busy processes "
-          f"(two anchors at once): {result['cores']:.2f}")
+    return result
+
+
+def report(result) -> str:
+    """The runs as a Markdown table."""
+    main_config = result["config"] == "main"
+    lines = [f"| measure | numpy anchor | xf-tour train --config {result['config']} | target |",
+             "|---|---:|---:|---|",
+             f"| wall time | {result['anchor_s']:.1f} s | {result['train_s']:.1f} s ({result['ratio']:.1f}x) | "
+             f"{'<= 12 s' if main_config else ''} |",
+             f"| peak memory | {result['anchor_peak_mib']:.0f} MiB | {result['train_peak_mib']:.0f} MiB | "
+             f"{'<= 150 MiB' if main_config else ''} |",
+             f"\nruns: {', '.join(f'{s} s' for s in result['train_runs_s'])}; cores given to two busy processes "
+             f"(two anchors at once): {result['cores']:.2f}"]
     if "targets_met" in result:
-        print("\ntargets met:", ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in result["targets_met"].items()))
+        lines.append("\ntargets met: " + ", ".join(f"{k} {'yes' if v else 'NO'}"
+                                                   for k, v in result["targets_met"].items()))
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1, help="runs of each, interleaved")
+    parser.add_argument("--config", default="main", choices=("small", "main", "big"))
+    parser.add_argument("--json", action="store_true")
+    a = parser.parse_args()
+    result = measure(a.runs, a.config)
+    print(json.dumps(result, indent=2) if a.json else report(result))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,9 @@ results of the step it opens on if a start before opened or quit there (lessons.
 Run from the repo root:  .venv/bin/python bench/tui_bench.py [--runs 5] [--presses 12] [--walk] [--startup] [--json]
 --walk adds the whole tour: every step of every lesson, every experiment key (bench/tour_walk.py);
 --startup adds what start-up imports and what mounts before the first frame (bench/startup.py).
+Every run also starts the tour with `--lessons DIR`, a copy of the shipped lessons, beside the same start
+without it: once with the state folder the other runs share, and once with a new, empty one each (nothing
+parsed or checked yet: a learner's first start with their own folder).
 Needs tmux and script(1) (Debian: tmux, bsdutils).
 """
 
@@ -24,6 +27,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import statistics
 import sys
 import tempfile
@@ -90,6 +94,25 @@ def tour_keys(presses):
     return plans
 
 
+def lessons_dir(runs, env):
+    """First frame with `--lessons DIR` (a copy of the shipped lessons) beside the same start without it,
+    interleaved, `runs` of each: with the shared state folder ("shared"), and with a new, empty one for
+    every start ("new")."""
+    copy = Path(tempfile.mkdtemp(prefix="bench-lessons-")) / "lessons"
+    shutil.copytree(ROOT / "lessons", copy, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    base = [PY, "-m", "tui", "--lang", "en", "--lesson", "positional"]
+    out = {}
+    for kind in ("shared", "new"):
+        with_, without = [], []
+        for _ in range(runs):
+            for cmd, into in ((base, without), (base + ["--lessons", str(copy)], with_)):
+                run_env = env if kind == "shared" else {**env, "XF_TOUR_STATE_DIR": tempfile.mkdtemp(prefix="bench-state-")}
+                into.append(run_once(cmd, r"0\.841", [], run_env)["first_frame_s"] * 1000)
+        out[kind] = {"without_ms": statistics.median(without), "with_ms": statistics.median(with_)}
+        out[kind]["ratio"] = out[kind]["with_ms"] / out[kind]["without_ms"]
+    return out
+
+
 def summarise(runs):
     keys = [k for r in runs for k in r["keys"]]
     return {
@@ -102,6 +125,56 @@ def summarise(runs):
         "runs": len(runs),
         "keys": len(keys),
     }
+
+
+def bench(runs: int = 5, presses: int = 12) -> dict:
+    """Both apps, `runs` sessions each, interleaved; then the --lessons DIR starts; the targets met."""
+    state = tempfile.mkdtemp(prefix="bench-state-")
+    env = {"XF_TOUR_STATE_DIR": state, "LANG": "C.UTF-8"}
+    bare_keys = [("1", rf"^\s*n\s+{i + 1}\b") for i in range(presses)]
+    bare, tour = [], []
+    plans = tour_keys(presses)
+    run_once([PY, str(ROOT / "bench" / "bare_app.py")], r"d7", [], env)  # warm-up: writes the .pyc files
+    run_once([PY, "-m", "tui", "--lang", "en", "--lesson", "positional"], r"0\.841", [], env)
+    for i in range(runs):  # interleaved, so both see the same machine load
+        bare.append(run_once([PY, str(ROOT / "bench" / "bare_app.py")], r"d7", bare_keys, env))
+        lesson = list(plans)[i % len(plans)]
+        ready = {"positional": r"\+0\.841", "attention": r"\+2\.73", "heads": r"0\.911"}[lesson]
+        tour.append(run_once([PY, "-m", "tui", "--lang", "en", "--lesson", lesson], ready, plans[lesson], env))
+    result = {"runs": runs, "presses": presses, "bare": summarise(bare), "tour": summarise(tour),
+              "lessons_dir": lessons_dir(runs, env)}
+    result["first_frame_ratio"] = result["tour"]["first_frame_ms"] / result["bare"]["first_frame_ms"]
+    t = result["tour"]
+    result["key_ratio"] = t["key_ms_median"] / result["bare"]["key_ms_median"]
+    result["targets_met"] = {
+        "first_frame_ratio": result["first_frame_ratio"] <= TARGETS["first_frame_ratio"],
+        "key_ratio": result["key_ratio"] <= TARGETS["key_ratio"],
+        "key_bytes": t["key_bytes_max"] <= TARGETS["key_bytes"],  # every key, not the typical one
+        "peak_mib": t["peak_mib"] <= TARGETS["peak_mib"],
+        "lessons_dir": all(v["ratio"] <= TARGETS["lessons_dir_ratio"] for v in result["lessons_dir"].values()),
+    }
+    return result
+
+
+def report(result) -> str:
+    """The sessions as a Markdown table."""
+    b, t = result["bare"], result["tour"]
+    lines = [f"80x24, {result['runs']} sessions per app, {result['presses']} experiment keys per session\n",
+             "| measure | bare Textual app | xf-tour | target |",
+             "|---|---:|---:|---|",
+             f"| first frame | {b['first_frame_ms']:.0f} ms | {t['first_frame_ms']:.0f} ms "
+             f"({result['first_frame_ratio']:.2f}x) | <= {TARGETS['first_frame_ratio']:.2f}x the bare app |",
+             f"| key latency, median (max) | {b['key_ms_median']:.0f} ms ({b['key_ms_max']:.0f}) | "
+             f"{t['key_ms_median']:.0f} ms ({t['key_ms_max']:.0f}); {result['key_ratio']:.2f}x | "
+             f"median <= {TARGETS['key_ratio']:.2f}x the bare app's |",
+             f"| bytes per key, median (max) | {b['key_bytes_median']:,.0f} ({b['key_bytes_max']:,}) | "
+             f"{t['key_bytes_median']:,.0f} ({t['key_bytes_max']:,}) | every key <= 6,144 |",
+             f"| peak memory | {b['peak_mib']:.1f} MiB | {t['peak_mib']:.1f} MiB | <= 90 MiB |"]
+    for kind, v in result["lessons_dir"].items():
+        lines.append(f"| first frame with --lessons DIR, {kind} state | {v['without_ms']:.0f} ms without | "
+                     f"{v['with_ms']:.0f} ms ({v['ratio']:.2f}x) | <= {TARGETS['lessons_dir_ratio']:.1f}x without |")
+    lines.append("\ntargets met: " + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in result["targets_met"].items()))
+    return "\n".join(lines)
 
 
 def main():
@@ -120,50 +193,17 @@ def main():
     if a.walk:
         from bench.tour_walk import walk_all
         extra["walk"] = walk_all(["en"])
-    state = tempfile.mkdtemp(prefix="bench-state-")
-    env = {"XF_TOUR_STATE_DIR": state, "LANG": "C.UTF-8"}
-    bare_keys = [("1", rf"^\s*n\s+{i + 1}\b") for i in range(a.presses)]
-    bare, tour = [], []
-    plans = tour_keys(a.presses)
-    run_once([PY, str(ROOT / "bench" / "bare_app.py")], r"d7", [], env)  # warm-up: writes the .pyc files
-    run_once([PY, "-m", "tui", "--lang", "en", "--lesson", "positional"], r"0\.841", [], env)
-    for i in range(a.runs):  # interleaved, so both see the same machine load
-        bare.append(run_once([PY, str(ROOT / "bench" / "bare_app.py")], r"d7", bare_keys, env))
-        lesson = list(plans)[i % len(plans)]
-        ready = {"positional": r"\+0\.841", "attention": r"\+2\.73", "heads": r"0\.911"}[lesson]
-        tour.append(run_once([PY, "-m", "tui", "--lang", "en", "--lesson", lesson], ready, plans[lesson], env))
-    result = {"bare": summarise(bare), "tour": summarise(tour)}
-    result["first_frame_ratio"] = result["tour"]["first_frame_ms"] / result["bare"]["first_frame_ms"]
-    t = result["tour"]
-    result["key_ratio"] = t["key_ms_median"] / result["bare"]["key_ms_median"]
-    result["targets_met"] = {
-        "first_frame_ratio": result["first_frame_ratio"] <= TARGETS["first_frame_ratio"],
-        "key_ratio": result["key_ratio"] <= TARGETS["key_ratio"],
-        "key_bytes": t["key_bytes_max"] <= TARGETS["key_bytes"],  # every key, not the typical one
-        "peak_mib": t["peak_mib"] <= TARGETS["peak_mib"],
-    }
+    result = bench(a.runs, a.presses)
     if a.json:
         print(json.dumps(result | extra, indent=2, ensure_ascii=False))
         return
-    b = result["bare"]
-    print(f"80x24, {a.runs} sessions per app, {a.presses} experiment keys per session\n")
-    print("| measure | bare Textual app | xf-tour | target |")
-    print("|---|---:|---:|---|")
-    print(f"| first frame | {b['first_frame_ms']:.0f} ms | {t['first_frame_ms']:.0f} ms "
-          f"({result['first_frame_ratio']:.2f}x) | <= {TARGETS['first_frame_ratio']:.2f}x the bare app |")
-    print(f"| key latency, median (max) | {b['key_ms_median']:.0f} ms ({b['key_ms_max']:.0f}) | "
-          f"{t['key_ms_median']:.0f} ms ({t['key_ms_max']:.0f}); {result['key_ratio']:.2f}x | "
-          f"median <= {TARGETS['key_ratio']:.2f}x the bare app's |")
-    print(f"| bytes per key, median (max) | {b['key_bytes_median']:,.0f} ({b['key_bytes_max']:,}) | "
-          f"{t['key_bytes_median']:,.0f} ({t['key_bytes_max']:,}) | every key <= 6,144 |")
-    print(f"| peak memory | {b['peak_mib']:.1f} MiB | {t['peak_mib']:.1f} MiB | <= 90 MiB |")
-    print("\ntargets met:", ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in result["targets_met"].items()))
+    print(report(result))
     if "walk" in extra:
-        from bench.tour_walk import report
-        print("\n" + report(extra["walk"]))
+        from bench.tour_walk import report as walk_report
+        print("\n" + walk_report(extra["walk"]))
     if "startup" in extra:
-        from bench.startup import report
-        print("\n" + report(extra["startup"]))
+        from bench.startup import report as startup_report
+        print("\n" + startup_report(extra["startup"]))
 
 
 if __name__ == "__main__":

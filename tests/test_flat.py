@@ -1,0 +1,125 @@
+"""tui/widgets/flat.py lays out the page's tables itself instead of through Rich's console: its lines must be
+Rich's, cell for cell and style for style, on every step, and Rich must still draw what it does not lay out."""
+
+import pytest
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from lessons.loader import LANGS, load_lessons
+from tui import page
+from tui.state import Progress
+from tui.tour import Tour
+from tui.widgets import flat
+
+LESSONS, _ = load_lessons()
+
+
+def rich_flatten(renderable, width):
+    """flatten() with every line drawn by Rich's console, as it was before the fast layout."""
+    real = flat._lines
+    try:
+        flat._lines = lambda r, options: flat._console.render_lines(r, options, pad=False)
+        return flat.flatten(renderable, width)
+    finally:
+        flat._lines = real
+
+
+def same(a: Text, b: Text) -> bool:
+    return a.plain == b.plain and a.spans == b.spans and a.style == b.style
+
+
+class Both:
+    """Stands in for page.flatten: flattens both ways, keeps any difference, returns the fast one."""
+
+    def __init__(self):
+        self.calls, self.fast, self.differ = 0, 0, []
+
+    def __call__(self, renderable, width):
+        self.calls += 1
+        fast = flat.flatten(renderable, width)
+        slow = rich_flatten(renderable, width)
+        if not same(fast, slow):
+            self.differ.append((width, fast.plain, slow.plain, fast.spans, slow.spans))
+        return fast
+
+
+def count_fast(monkeypatch):
+    """How many tables flat.py laid out itself."""
+    laid = []
+    real = flat._table_lines
+
+    def counting(table, width):
+        out = real(table, width)
+        laid.append(out is not None)
+        return out
+    monkeypatch.setattr(flat, "_table_lines", counting)
+    return laid
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_step_flattens_as_rich_draws_it(lang, monkeypatch):
+    """Every step of every lesson, at its own settings and after each experiment key's every value (with what
+    the key changed marked), at 80 columns in each terminal's shading, and at 120 (prose beside the tables)."""
+    both = Both()
+    monkeypatch.setattr(page, "flatten", both)
+    laid = count_fast(monkeypatch)
+    tour = Tour(LESSONS, Progress(), lang)
+    for lesson in LESSONS:
+        for index, step in enumerate(lesson.steps):
+            tour.goto(lesson.id, index)
+            base = tour.result()
+            for colors in ("color", "ansi", "mono"):
+                page.body(base, tour.compare_result(), step, lang, 80, page.Marks(), colors=colors)
+            page.body(base, tour.compare_result(), step, lang, 120, page.Marks(), colors="color")
+            for x in lesson.experiments:
+                if x.action is None and tour.takes(x):
+                    for _ in x.values:
+                        before = tour.result()
+                        tour.press(x.key)
+                        after = tour.result()
+                        marks = page.diff(before, after, lang)
+                        page.body(after, tour.compare_result(), step, lang, 80, marks, colors="color")
+            tour.reset()
+    assert both.calls > 500
+    assert both.differ == []
+    assert sum(laid) > 0.8 * len(laid), "most of the page's tables should be laid out without Rich"
+
+
+def test_what_it_does_not_lay_out_rich_draws():
+    """A ruled table, a cell too wide for the screen, markup in a string cell, a table inside a grid: the
+    fast layout declines each, and the page is Rich's."""
+    def table(box=None, cells=("1.5", "x")):
+        t = Table(box=box, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold underline")
+        t.add_column(Text("a"), justify="right", overflow="fold")
+        t.add_column(Text("b"), justify="left", overflow="fold")
+        t.add_row(*cells)
+        return t
+
+    from tui.plain import PLAIN
+
+    ruled = table(box=PLAIN)
+    wide = table(cells=(Text("9" * 100), Text("x")))
+    markup = table(cells=("[bold]1[/bold]", "x"))
+    grid = Table.grid(padding=(0, 3))
+    grid.add_column()
+    grid.add_row(table())
+    for renderable in (ruled, wide, markup):
+        assert flat._table_lines(renderable, 40) is None
+    assert flat._table_lines(table(), 40) is not None
+    for renderable in (ruled, wide, markup, grid, Group(Text("title", style="bold"), table(), Text(""))):
+        assert same(flat.flatten(renderable, 40), rich_flatten(renderable, 40))
+
+
+def test_cells_justify_and_style_as_rich_does():
+    """Right-justified numbers with trailing spaces, a marked cell, a shaded cell, a dim row, wide CJK."""
+    t = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold underline")
+    t.add_column(Text("位置"), justify="left", overflow="fold")
+    t.add_column(Text("value"), justify="right", overflow="fold")
+    marked = Text("-0.25  ", style="bold #000000 on #fddbc7")
+    marked.stylize("underline")
+    t.add_row(Text("第一"), marked)
+    t.add_row("...", "", style="dim")
+    t.add_row(Text("x"), Text("12", style="dim"))
+    assert flat._table_lines(t, 30) is not None
+    assert same(flat.flatten(t, 30), rich_flatten(t, 30))
