@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.term import PY, screen, tmux, wait_for  # noqa: E402  (after the path is set)
+from bench.term import PY, new_session, screen, tmux, wait_for  # noqa: E402  (after the path is set)
 from bench.train_time import timed  # noqa: E402
 
 TARGETS = {"ratio": 1.2, "key_ms": 50.0}
@@ -81,7 +81,7 @@ def live_once(presses) -> dict:
     cmd = [PY, "-m", "tui", "--lang", "en", "--lesson", "heads"]
     inner = (f"env -u PYTHONDONTWRITEBYTECODE XF_TOUR_STATE_DIR={shlex.quote(state)} TEXTUAL_ANIMATIONS=none "
              f"LANG=C.UTF-8 script -qfc {shlex.quote(shlex.join(cmd))} {shlex.quote(log)}")
-    tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", inner)
+    new_session(name, inner)
     try:
         if wait_for(name, re.compile(COUNTER.format(n=1), re.M)) is None:
             raise RuntimeError(f"the tour did not open:\n{screen(name)}")

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.term import PY, screen, tmux, wait_for  # noqa: E402  (after the path is set)
+from bench.term import PY, new_session, screen, tmux, wait_for  # noqa: E402  (after the path is set)
 
 LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)([\w.]+)")
 PROJECT = ("engine", "lessons", "tui")
@@ -43,7 +43,7 @@ def imports_in_terminal(lesson="positional", ready=r"\+0\.841") -> list[dict]:
         cmd = [PY, *(["-X", "importtime"] if importtime else []), "-m", "tui", "--lang", "en", "--lesson", lesson]
         inner = (f"env -u PYTHONDONTWRITEBYTECODE XF_TOUR_STATE_DIR={shlex.quote(state)} TEXTUAL_ANIMATIONS=none "
                  f"LANG=C.UTF-8 script -qfc {shlex.quote(shlex.join(cmd))} {shlex.quote(log)}")
-        tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", inner)
+        new_session(name, inner)
         try:
             if wait_for(name, re.compile(ready, re.MULTILINE), timeout=30) is None:
                 raise RuntimeError(f"first frame not seen:\n{screen(name)}")

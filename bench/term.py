@@ -14,6 +14,17 @@ def tmux(*args):
     return subprocess.run(["tmux", *args], capture_output=True, text=True)
 
 
+def new_session(name, command, tries=5):
+    """A detached tmux session at 80x24 running command. When the last session ends, the tmux server exits,
+    and a session started at that moment can fail with the dying server: it is started again."""
+    for _ in range(tries):
+        out = tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", command)
+        if out.returncode == 0:
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"tmux new-session failed {tries} times: {out.stderr.strip()}")
+
+
 def screen(name):
     return tmux("capture-pane", "-p", "-t", name).stdout
 

@@ -26,7 +26,7 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.term import PY, TARGETS, screen, tmux, wait_quiet  # noqa: E402  (after the path is set)
+from bench.term import PY, TARGETS, new_session, screen, tmux, wait_quiet  # noqa: E402  (after the path is set)
 from lessons.loader import applies, load_lessons  # noqa: E402
 from tui.tour import SLOW_VIEWS  # noqa: E402  (computed in a worker: the walk waits longer for the result)
 
@@ -49,7 +49,7 @@ def walk(lesson, lang: str, state: str, quiet: float = 0.3, cmd=None, applies=ap
     # Textual draws on stderr, which is the terminal here: it is not redirected, or script(1) would miss it
     inner = (f"env -u PYTHONDONTWRITEBYTECODE XF_TOUR_STATE_DIR={shlex.quote(state)} TEXTUAL_ANIMATIONS=none "
              f"LANG=C.UTF-8 script -qfc {shlex.quote(shlex.join(cmd))} {shlex.quote(log)}")
-    tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", inner)
+    new_session(name, inner)
     out = []
 
     def press(key, step, kind, n=1, wait=quiet):

@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # for the bench package, run as a script
 
-from bench.term import PY, TARGETS, screen, tmux, wait_for, wait_idle  # noqa: E402  (after the path is set)
+from bench.term import PY, TARGETS, new_session, screen, tmux, wait_for, wait_idle  # noqa: E402  (after the path is set)
 
 
 def run_once(cmd, ready, keys, env):
@@ -52,7 +52,7 @@ def run_once(cmd, ready, keys, env):
         " script -qfc " + shlex.quote(shlex.join(wrapped)) + " " + shlex.quote(log)
     out = {"keys": []}
     t0 = time.perf_counter()
-    tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", inner)
+    new_session(name, inner)
     try:
         seen = wait_for(name, re.compile(ready, re.M))
         if seen is None:
