@@ -9,7 +9,7 @@ an SSH link should carry.
 import io
 
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, Group
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Span, Text
@@ -60,8 +60,7 @@ def _lines(renderable, options) -> list:
     """Rich's lines for a renderable, as render_lines(..., pad=False) gives them. A Group is its items' lines
     one after the other, and a table of the page's kind is laid out here (_table_lines): Rich's general
     layout took two thirds of a key's time. Anything else Rich renders."""
-    from rich.console import Group
-    from rich.table import Table
+    from rich.table import Table  # where a table is drawn, not at start-up
 
     if isinstance(renderable, Group) and all(getattr(item, "end", "\n") == "\n" for item in renderable.renderables):
         return [line for item in renderable.renderables for line in _lines(item, options)]
