@@ -10,31 +10,11 @@ import re
 
 from engine.views import Result, fmt_value
 
+from .safe import UNSAFE, printable  # noqa: F401  what a lesson text may not hold: the loader and screens use both
+
 TOKEN = re.compile(r"\{([^{}]*)\}")
 _IF = re.compile(r"if (not )?([A-Za-z_][A-Za-z0-9_]*)")
 _ROW = re.compile(r"[0-9]{1,6}")  # a row number as a placeholder writes it: ASCII digits, not "²" or 5,000 of them
-
-# What a lesson text may not hold: every C0 control but the newline (a tab too: its width is the
-# terminal's guess), DEL, every C1 control, and the invisible characters that reorder or break what a
-# terminal shows: the bidi marks, embeddings, overrides and isolates, and the Unicode line and paragraph
-# separators. A terminal obeys them (ESC clears the screen or sets the window title); the loader refuses
-# them and printable() shows them harmlessly, one character for one.
-UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-
-
-def _stand_in(m: re.Match) -> str:
-    code = ord(m.group())
-    if code == 0x09:
-        return " "
-    if code < 0x20:
-        return chr(0x2400 + code)  # its control picture, such as ␛ for ESC: one cell, not ambiguous width
-    return "\u2421" if code == 0x7F else "?"
-
-
-def printable(text: str) -> str:
-    """text as it may reach a terminal: each UNSAFE character replaced by one harmless character."""
-    return UNSAFE.sub(_stand_in, text)
-
 
 class TemplateError(ValueError):
     """A template that names something the view does not have, or whose {if} blocks do not balance."""

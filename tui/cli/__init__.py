@@ -10,6 +10,8 @@ import importlib
 import os
 import sys
 
+from lessons.safe import printable_line
+
 from ..i18n import LANGS, default_lang
 from .output import safe_output
 from .parser import PROG, UsageError, build_parser, lang_in, print_args, tour_args
@@ -53,7 +55,7 @@ def main(argv=None) -> int:
         module, _, name = args.run.partition(":")
         return getattr(importlib.import_module(f"{__name__}.{module}"), name)(args, lang)
     except (EngineError, UsageError) as err:
-        print(f"{f'{PROG} {args.command}'.strip()}: {label}: {err.text(lang)}", file=sys.stderr)
+        print(f"{f'{PROG} {args.command}'.strip()}: {label}: {printable_line(err.text(lang))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `xf-tour print | head`: the reader left, which is fine
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
@@ -63,7 +65,7 @@ def main(argv=None) -> int:
     except Exception as err:  # a bug: one line, not a traceback; XF_TOUR_DEBUG=1 shows the traceback
         if os.environ.get("XF_TOUR_DEBUG"):
             raise
-        print(f"{f'{PROG} {args.command}'.strip()}: internal {label}: {type(err).__name__}: {err} "
+        print(f"{f'{PROG} {args.command}'.strip()}: internal {label}: {printable_line(f'{type(err).__name__}: {err}')} "
               "(rerun with XF_TOUR_DEBUG=1 for the traceback)", file=sys.stderr)
         return 1
 

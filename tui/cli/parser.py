@@ -88,8 +88,9 @@ def build_parser(lang: str):
     class Parser(argparse.ArgumentParser):
         """argparse with errors on one line and exit status 2."""
 
-        def error(self, message):
-            self.exit(2, f"{self.prog}: error: {message} (try: {self.prog} --help)\n")
+        def error(self, message):  # the message may quote a word of the command line: shown, never obeyed
+            from lessons.safe import printable_line
+            self.exit(2, f"{self.prog}: error: {printable_line(message)} (try: {self.prog} --help)\n")
 
     def t(en, zh):
         return zh if lang == "zh" else en
