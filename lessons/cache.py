@@ -11,17 +11,20 @@ import functools
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 from engine.views import Chart, Column, Fact, Result, Series, Table, Tr, get_view
 
-from .loader import MAX_FILE_BYTES, Experiment, Lesson, Step, parse_lesson
+from .loader import FORMAT_VERSION, MAX_FILE_BYTES, Lesson, build, parse_lesson
+from .safe import UNSAFE
 
 PARSED_NAME = "parsed-lessons.json"
 RESULTS_NAME = "opening-results.json"
 KEEP = 64  # entries kept beyond the files of the last load: the shipped lessons and a learner's own, both
 KEEP_RESULTS = 16  # runs kept: the steps the last starts opened on and quit at (a few KB each)
+MAX_BYTES = 16 << 20  # a cache file larger than this is not ours: KEEP lessons are about 1 MB
 _CODE = (Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent / "engine")
 
 
@@ -41,10 +44,16 @@ def file_key(path: Path, raw: bytes) -> str:
 
 
 def read_json(path: Path | None, stamp: str) -> dict:
-    """The entries of a cache file written with this stamp; {} for a missing, broken or stale one."""
+    """The entries of a cache file written with this stamp; {} for a missing, broken or stale one, one over
+    MAX_BYTES, nested too deeply for the parser, or not a regular file (a FIFO would block, a device never end)."""
+    if path is None:
+        return {}
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8")) if path is not None else None
-    except (OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(MAX_BYTES + 1) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        data = json.loads(raw.decode("utf-8")) if 0 < len(raw) <= MAX_BYTES else None
+    except (OSError, ValueError, RecursionError):
         return {}
     if isinstance(data, dict) and data.get("stamp") == stamp and isinstance(data.get("entries"), dict):
         return data["entries"]
@@ -71,9 +80,10 @@ def write_json(path: Path | None, stamp: str, entries: dict) -> bool:
 
 
 class Parsed:
-    """Lessons parsed before: an unchanged file is rebuilt from its cached form, without tomllib and the
-    loader's checks, which gave the same lesson from the same bytes. Only files that parsed without a
-    problem are kept, so a problem is always found again and reported."""
+    """Lessons parsed before: an unchanged file is rebuilt from its cached form without tomllib. Only files that
+    parsed without a problem are kept, so a problem is always found again and reported. Whoever can write the
+    state folder can write this cache and compute its stamp, so the cached form is checked again as the loader
+    checks a file (loader.build, cached=True); an entry that fails is passed over and the file parsed anew."""
 
     def __init__(self, path: Path | None):
         self.path, self.stamp = path, code_stamp()
@@ -89,11 +99,12 @@ class Parsed:
         key = file_key(path, raw)
         if key in self.entries:
             try:
-                lesson = from_data(self.entries[key], Path(path), key)
+                lesson, problems = build(Path(path), toml_data(self.entries[key]), key.split(":", 1)[1], cached=True)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                lesson, problems = None, ["not the shape to_data writes"]
+            if lesson is not None and not problems:
                 self.used.append(key)
                 return lesson, []
-            except (KeyError, TypeError, ValueError, AttributeError):
-                pass  # not the shape we write: parse the file
         self.parsed += 1
         lesson, errors = parse_lesson(path)
         if lesson is not None and key == f"{Path(path).name}:{lesson.digest}":  # the bytes parsed are the bytes read
@@ -124,16 +135,20 @@ def to_data(lesson: Lesson) -> dict:
                              "values": list(x.values), "action": x.action} for x in lesson.experiments]}
 
 
-def from_data(data: dict, path: Path, key: str) -> Lesson:
-    """The lesson to_data() wrote."""
-    steps = tuple(Step(s["id"], Tr(*s["title"]), Tr(*s["text"]), s["view"], dict(s["params"]),
-                       None if s["compare"] is None else dict(s["compare"]), tuple(s["tables"]),
-                       {k: tuple(v) for k, v in s["rows"].items()}, {k: Tr(*v) for k, v in s["hints"].items()})
-                  for s in data["steps"])
-    experiments = tuple(Experiment(x["key"], Tr(*x["title"]), Tr(*x["text"]), x["param"], tuple(x["values"]),
-                                   x["action"]) for x in data["experiments"])
-    return Lesson(data["id"], data["order"], Tr(*data["title"]), steps, experiments,
-                  tuple(Tr(*p) for p in data["pitfalls"]), path, key.split(":", 1)[1])
+def toml_data(data: dict) -> dict:
+    """What to_data() wrote, as the TOML of the file it came from, for the loader to check again (loader.build)."""
+    def tr(pair) -> dict:
+        en, zh = pair
+        return {"en": en, "zh": zh}
+
+    steps = [{"id": s["id"], "title": tr(s["title"]), "text": tr(s["text"]), "view": s["view"], "params": s["params"],
+              **({} if s["compare"] is None else {"compare": s["compare"]}), "tables": s["tables"], "rows": s["rows"],
+              "hints": {k: tr(v) for k, v in s["hints"].items()}} for s in data["steps"]]
+    experiments = [{"key": x["key"], "title": tr(x["title"]), "text": tr(x["text"]),
+                    **({"param": x["param"], "values": x["values"]} if x["action"] is None else {"action": x["action"]})}
+                   for x in data["experiments"]]
+    return {"format_version": FORMAT_VERSION, "id": data["id"], "order": data["order"], "title": tr(data["title"]),
+            "steps": steps, "experiments": experiments, "pitfalls": [{"text": tr(p)} for p in data["pitfalls"]]}
 
 
 # --- the results of the steps a tour opens on ---------------------------------------------
@@ -152,8 +167,10 @@ class Results:
         """(the result, its view's parameter names, whether the view names code) kept for these settings."""
         entry = self.entries.get(run_key(view_id, settings))
         try:
+            if not plain_texts(entry):  # drawn before the engine runs: nothing a lesson file could not hold
+                return None
             return result_from(entry["result"]), tuple(entry["names"]), bool(entry["code"])
-        except (KeyError, TypeError, ValueError, AttributeError):  # none, or not the shape we write
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError):  # none, or not the shape we write
             return None
 
     def keep(self, view_id: str, settings: dict, result: Result) -> None:
@@ -174,6 +191,15 @@ class Results:
             return False
         self.changed = False
         return write_json(self.path, self.stamp, dict(list(self.entries.items())[:KEEP_RESULTS]))
+
+
+def plain_texts(data) -> bool:
+    """Whether every string in JSON data, keys too, is free of what the loader refuses in a lesson (UNSAFE)."""
+    if isinstance(data, str):
+        return not UNSAFE.search(data)
+    if isinstance(data, dict):
+        return all(plain_texts(k) and plain_texts(v) for k, v in data.items())
+    return all(map(plain_texts, data)) if isinstance(data, list) else True
 
 
 def run_key(view_id: str, settings: dict) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 from engine.errors import EngineError
 from engine.views import Tr, get_view
 
+from .scan import MAX_DEPTH, MAX_DIGITS, MAX_KEY_PARTS, cut, too_big  # noqa: F401  the loader's caps
 from .template import UNSAFE, placeholders, printable, structure_problems
 
 FORMAT_VERSION = 1
@@ -31,9 +32,7 @@ PITFALL_KEYS = ("text",)
 # minutes and gigabytes (a 40 KB file with one 20,000-part dotted key), or an app key takes seconds.
 MAX_FILE_BYTES = 256 * 1024  # the largest shipped lesson is 14 KB
 MAX_TEXT = 8_000             # characters in one string; the longest shipped text has about 1,050
-MAX_DEPTH = 16               # arrays and tables nested inside each other; a lesson needs 3
-MAX_KEY_PARTS = 8            # parts of one dotted key or table name; hints.1.en has 3
-MAX_DIGITS = 50              # digits in one number; Python refuses to read an int of more than 4,300
+# and MAX_DEPTH, MAX_KEY_PARTS, MAX_DIGITS: what lessons/scan.py looks for before tomllib reads a file
 
 
 @dataclass(frozen=True)
@@ -105,10 +104,12 @@ class LessonsInvalid(Exception):
 # --- reading ----------------------------------------------------------------------------
 
 class _Checker:
-    """Walks one parsed file, turning each problem into a LessonError."""
+    """Walks one parsed file, turning each problem into a LessonError. `cached`: a lesson from the cache, checked
+    against the views' ids only (see build)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, cached: bool = False):
         self.path, self.errors, self.lesson_id, self.step_id = path, [], None, None
+        self.cached, self.views = cached, _view_ids() if cached else _views()
 
     def error(self, message, fix, fld=None):
         self.errors.append(LessonError(self.path, message, fix, self.lesson_id, self.step_id, fld))
@@ -146,12 +147,14 @@ class _Checker:
 
     def view_params(self, view_id, params, fld):
         """Check each parameter is one the view takes and a value it accepts; return them typed."""
-        view = _views().get(view_id)
-        if view is None:
+        if view_id not in self.views:
             return {}
         if not isinstance(params, dict):
             self.error("must be a table", "write params = { name = value }", fld)
             return {}
+        view = self.views[view_id]
+        if view is None:  # a cached lesson's values, typed before: plain values, which the view checks as it runs
+            return {name: raw for name, raw in params.items() if self.plain(raw, f"{fld}.{name}")}
         typed = {}
         for name, raw in params.items():
             try:
@@ -159,6 +162,12 @@ class _Checker:
             except EngineError as err:
                 self.error(err.en, f"see `xf-tour views` for what {view_id!r} takes", f"{fld}.{name}")
         return typed
+
+    def plain(self, value, fld) -> bool:
+        """Whether a setting's value is one TOML gives and a view takes: a number, a boolean or a string."""
+        if not isinstance(value, (bool, int, float, str)):
+            self.error(f"not a setting's value: {_shown(value)}", "write a number, true or false, or a string", fld)
+        return isinstance(value, (bool, int, float, str))
 
 
 def parse_lesson(path: Path) -> tuple[Lesson | None, list[LessonError]]:
@@ -173,19 +182,30 @@ def parse_lesson(path: Path) -> tuple[Lesson | None, list[LessonError]]:
             return None, [LessonError(path, f"the file is over {MAX_FILE_BYTES // 1024} KB",
                                       "split it into several lessons; a lesson is a few KB of text")]
         source = raw.decode("utf-8")
-        too_big = _too_big(path, source)
-        if too_big is not None:
-            return None, [too_big]
+        found = too_big(source)
+        if found is not None:
+            message, fix, line, key = found
+            return None, [LessonError(path, message, fix, fld=key, line=line)]
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as err:
         line = getattr(err, "lineno", None) or _line_of(str(err))
         return None, [LessonError(path, f"invalid TOML: {err}", "correct the TOML syntax on that line", line=line)]
     except (OSError, UnicodeDecodeError) as err:
         return None, [LessonError(path, f"cannot read the file: {err}", "save it as UTF-8 text")]
-    except (ValueError, RecursionError) as err:  # what the scan in _too_big missed: tomllib's own limits
+    except (ValueError, RecursionError) as err:  # what the scan (too_big) missed: tomllib's own limits
         return None, [LessonError(path, f"tomllib cannot read it: {type(err).__name__}: {cut(str(err), 120)}",
                                   "write shorter numbers and flatter tables")]
-    c = _Checker(path)
+    return build(path, data, hashlib.sha256(raw).hexdigest())
+
+
+def build(path: Path, data: dict, digest: str, cached: bool = False) -> tuple[Lesson | None, list[LessonError]]:
+    """The lesson in a file's parsed TOML, with every check the loader makes; the problems found. `cached`: the
+    data comes from the parsed-lessons cache (lessons/cache.py), which anyone who can write the state folder can
+    write. It gets every check but those that need a view's parameters (importing them would import numpy before
+    the first frame): a view id must be one the engine has, a setting's value a plain number, boolean or string,
+    and the view checks the values itself whenever it runs (View.resolve)."""
+    path = Path(path)
+    c = _Checker(path, cached)
     c.lesson_id = data.get("id") if isinstance(data.get("id"), str) else None
     _check_strings(c, data)
     c.keys(data, LESSON_KEYS, "")
@@ -220,15 +240,14 @@ def parse_lesson(path: Path) -> tuple[Lesson | None, list[LessonError]]:
         pitfalls.append(c.text(p, "text", f"pitfalls[{i}]."))
     if c.errors:
         return None, c.errors
-    return Lesson(c.lesson_id, order, title, tuple(steps), tuple(experiments), tuple(pitfalls), path,
-                  hashlib.sha256(raw).hexdigest()), []
+    return Lesson(c.lesson_id, order, title, tuple(steps), tuple(experiments), tuple(pitfalls), path, digest), []
 
 
 def _steps(c: _Checker, raw):
     if not isinstance(raw, list) or not raw:
         c.error("a lesson needs at least one step", "add a [[steps]] table", "steps")
         return []
-    steps, seen, known = [], set(), _views()
+    steps, seen, known = [], set(), c.views
     for i, s in enumerate(raw):
         if not isinstance(s, dict):
             c.error(f"a step must be a table, got {_shown(s)}", "write each step as [[steps]]", f"steps[{i}]")
@@ -277,7 +296,7 @@ def _experiments(c: _Checker, raw, steps):
     if not isinstance(raw, list):
         c.error("must be an array of tables", "write each as [[experiments]]", "experiments")
         return []
-    experiments, keys, known = [], set(), _views()
+    experiments, keys, known = [], set(), c.views
     for i, e in enumerate(raw):
         fld = f"experiments[{i}]."
         if not isinstance(e, dict):
@@ -312,13 +331,15 @@ def _experiments(c: _Checker, raw, steps):
             c.error(f"param must be the name of a setting, got {_shown(param)}", 'write param = "NAME"',
                     fld + "param")
             param = None
-        views = sorted({s.view for s in steps if s.view in known and param in {p.name for p in known[s.view].params}})
-        if param is not None and not views:
+        views = sorted({s.view for s in steps if known.get(s.view) is not None
+                        and param in {p.name for p in known[s.view].params}})
+        if param is not None and not views and not c.cached:
             c.error(f"no step of this lesson shows a view that takes {param!r}",
                     "name a parameter of one of the lesson's views (see `xf-tour views`)", fld + "param")
         if not isinstance(values, list) or len(values) < 2:
             c.error("values needs at least two values", "write values = [first, second]", fld + "values")
             values = []
+        values = [v for v in values if c.plain(v, fld + "values")] if c.cached else values
         typed = []
         for v in values:
             for view_id in views:
@@ -353,6 +374,12 @@ def view_of(view_id):
         return None
 
 
+def _view_ids() -> dict:
+    """Every view's id, each mapped to None: what a cached lesson is checked against, no view imported."""
+    from engine.views.core import HOMES
+    return dict.fromkeys(HOMES)
+
+
 def _views() -> dict:
     """Every view, by id: what parsing a lesson checks its steps against. Imported on first use, for the
     reason view_of() gives."""
@@ -369,52 +396,10 @@ def _check_hints(c: _Checker, steps, experiments) -> None:
             x = by_key.get(key)
             if x is None:
                 c.error(f"no experiment has key {key!r}", f"use one of: {', '.join(by_key) or 'none'}", f"hints.{key}")
-            elif not applies(x, step):
+            elif not c.cached and not applies(x, step):
                 c.error(f"experiment {key!r} does not change this step", "remove the hint, or give it to a step that "
                         f"shows {x.param or x.action}", f"hints.{key}")
     c.step_id = None
-
-
-# TOML strings and comments, whose brackets, dots and digits are text, not structure.
-_SKIP = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', re.S)
-_NOT_BRACKET = re.compile(r"[^\[\]{}\n]+")
-_LONG_KEY = re.compile(r"(?<![\w.-])[\w-]+(?:[ \t]*\.[ \t]*[\w-]+){%d}" % MAX_KEY_PARTS)
-_LONG_NUMBER = re.compile(r"0[xob](?:_?[0-9A-Fa-f]){%d}|(?<![0-9_])[0-9](?:_?[0-9]){%d}"
-                          % (MAX_DIGITS + 1, MAX_DIGITS))
-
-
-def _too_big(path: Path, source: str) -> LessonError | None:
-    """The first thing in a file that would make tomllib slow or make it fail on Python's own limits: nesting
-    deeper than MAX_DEPTH, a dotted key of more than MAX_KEY_PARTS parts, a number of more than MAX_DIGITS
-    digits. One pass of regular expressions over the file, strings and comments left out."""
-    bare = _SKIP.sub(lambda m: "s" + "\n" * m.group().count("\n"), source)  # keeps the line numbers
-    depth, line = 0, 1
-    for ch in _NOT_BRACKET.sub("", bare):
-        if ch == "\n":
-            line += 1
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return LessonError(path, f"arrays or tables nested more than {MAX_DEPTH} deep",
-                                   "write flatter data: a lesson needs three levels at most",
-                                   fld=_key_on(source, line), line=line)
-        else:
-            depth -= 1
-    for pattern, message, fix in (
-            (_LONG_KEY, f"a dotted key of more than {MAX_KEY_PARTS} parts", "use the keys of lessons/README.md"),
-            (_LONG_NUMBER, f"a number of more than {MAX_DIGITS} digits", "write a shorter number")):
-        m = pattern.search(bare)
-        if m:
-            line = bare.count("\n", 0, m.start()) + 1
-            return LessonError(path, message, fix, fld=_key_on(source, line), line=line)
-    return None
-
-
-def _key_on(source: str, line: int) -> str | None:
-    """The key that line `line` of a file sets, cut short; None if the line sets none."""
-    text = source.split("\n", line)[line - 1] if line <= source.count("\n") + 1 else ""
-    m = re.match(r"\s*([^=#\[\]]+?)\s*=", text[:200])
-    return cut(m.group(1), 40) if m else None
 
 
 def _check_strings(c: _Checker, data) -> None:
@@ -446,10 +431,6 @@ def _check_strings(c: _Checker, data) -> None:
 def _shown(value) -> str:
     """A value from a file as an error message quotes it: its repr, cut short."""
     return cut(repr(value), 40)
-
-
-def cut(text: str, length: int) -> str:
-    return text if len(text) <= length else text[:length - 3] + "..."
 
 
 def _line_of(message: str) -> int | None:

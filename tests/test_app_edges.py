@@ -372,3 +372,95 @@ async def test_the_all_tables_window_never_wraps_a_row_at_80_columns(state, less
         widest = max(cell_len(line) for line in tables.render().plain.split("\n"))
         assert tables.size.width >= widest, (tables.size.width, widest)
         assert tables.size.height == len(tables.render().plain.split("\n"))  # no line wrapped
+
+
+# --- a slow view computed in a thread, and the learner moving on meanwhile ---------------------------
+
+async def test_a_slow_view_done_after_its_step_was_left_is_dropped_and_the_tour_runs_on(state, monkeypatch):
+    """n from the rmsnorm recap opens the first tokens step, whose BPE view computes in a thread; p at once goes
+    back to the recap. The thread is held until then (no sleeps): it must compute the step it started for,
+    not read the tour that has moved on (the recap has no step: AttributeError, and the tour crashed), and
+    its result must not be drawn on the recap. The step computed is remembered: n shows it at once."""
+    import threading
+
+    from tui import tour as tour_module
+
+    gate, real = threading.Event(), tour_module.run_view
+
+    def held(view_id, settings):  # the slow view waits for the test; a view on the UI thread never does
+        if threading.current_thread() is not threading.main_thread():
+            assert gate.wait(30)
+        return real(view_id, settings)
+
+    def tour(self):  # a thread reading the tour does it only after the learner has moved on
+        if threading.current_thread() is not threading.main_thread():
+            assert gate.wait(30)
+        return self.app.tour
+
+    monkeypatch.setattr(tour_module, "_CACHE", {})  # the BPE view not computed yet in this process
+    monkeypatch.setattr(tour_module, "run_view", held)
+    monkeypatch.setattr(LessonScreen, "tour", property(tour))
+    app = make_app(lang="en", lesson="rmsnorm", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.open_lesson("rmsnorm", app.tour.pages() - 1)
+        await pilot.pause()
+        screen, recap = app.lesson_screen(), shown(app)
+        raw_keys(app, "n", "p")
+        await until(pilot, lambda: app.tour.lesson.id == "rmsnorm" and app.tour.on_recap() and screen._computing)
+        gate.set()
+        await until(pilot, lambda: not screen._computing or app._exception is not None)
+        await pilot.pause()
+        assert app._exception is None and app.tour.on_recap() and shown(app) == recap
+        await pilot.press("n")
+        assert app.tour.lesson.id == "tokens" and not app.tour.pending() and not screen._computing
+        assert "The tokens after" in app.lesson_screen().query_one("#page").content.plain
+
+
+def test_a_crash_in_a_worker_is_reported_with_the_workers_own_traceback(tmp_path):
+    """Textual hands a worker's error to the app wrapped in a WorkerFailed that was never raised: its own
+    traceback is one line. The report holds the error inside it, with the lines where it happened."""
+    from textual.worker import WorkerFailed
+
+    from tui.app import write_crash_report
+
+    def deep_in_the_worker():
+        return None.view
+
+    try:
+        deep_in_the_worker()
+    except AttributeError as err:
+        report = write_crash_report(WorkerFailed(err), tmp_path)
+    text = report.read_text()
+    assert "WorkerFailed" in text and "in deep_in_the_worker" in text and "return None.view" in text
+    assert text.count("AttributeError: 'NoneType' object has no attribute 'view'") == 1
+
+
+def test_crash_reports_are_private_never_follow_a_link_and_only_the_newest_20_stay(tmp_path):
+    import os
+    import stat
+    import time
+
+    from tui.app import write_crash_report
+
+    folder, victim = tmp_path / "state", tmp_path / "victim.txt"
+    folder.mkdir()
+    victim.write_text("not the tour's")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    (folder / f"crash-{stamp}.txt").symlink_to(victim)  # the name the report would take now
+    (folder / "crash-19990101-000000-x.txt").symlink_to(victim)  # a link is never pruned through
+    for i in range(25):
+        old = folder / f"crash-20000101-0000{i:02d}.txt"
+        old.write_text(f"old {i}")
+        os.utime(old, (946684800 + i, 946684800 + i))
+    os.umask(old_mask := os.umask(0))  # the report is private whatever the umask
+    try:
+        report = write_crash_report(ValueError("boom"), folder)
+    finally:
+        os.umask(old_mask)
+    assert report.parent == folder and report.name != f"crash-{stamp}.txt" and not report.is_symlink()
+    assert stat.S_IMODE(report.stat().st_mode) == 0o600 and "ValueError: boom" in report.read_text()
+    assert victim.read_text() == "not the tour's"
+    kept = sorted(p.name for p in folder.glob("crash-*.txt") if not p.is_symlink())
+    assert len(kept) == 20 and report.name in kept
+    assert kept[:19] == [f"crash-20000101-0000{i:02d}.txt" for i in range(6, 25)]  # the oldest six went
+    assert (folder / f"crash-{stamp}.txt").is_symlink() and (folder / "crash-19990101-000000-x.txt").is_symlink()

@@ -16,7 +16,7 @@ from rich.cells import cell_len
 from tui.app import make_app
 from tui.i18n import TEXTS, t
 from tui.screens.lesson import LessonScreen
-from tui.state import Progress, Store
+from tui.state import MAX_BYTES, OTHER_PAGES, Progress, Store
 
 from conftest import ROOT
 from test_app import screen_text
@@ -161,7 +161,7 @@ def test_stale_temporary_files_of_killed_saves_are_cleaned_at_load(tmp_path):
 PROBE = """
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20))  # reading /dev/zero whole fails fast
-from tui.state import Progress, Store
+from tui.state import MAX_BYTES, OTHER_PAGES, Progress, Store
 store = Store(sys.argv[1])
 fresh = store.load() == Progress()
 print(json.dumps({"problem": store.problem, "fresh": fresh, "saved": store.save(Progress("heads"))}))
@@ -211,3 +211,90 @@ def test_every_progress_notice_is_one_line_of_at_most_78_cells(lang):
     for key in keys:
         text = t(key, lang, name="progress.json.broken-20250101-120000-99")
         assert "\n" not in text and cell_len(text) <= 78, (key, cell_len(text))
+
+
+# --- a big progress file ---------------------------------------------------------------------------
+
+def big_progress(folder, lesson: str, n: int = 100_000) -> bytes:
+    """A progress.json under the reader's cap (0.89 MB) that names `n` steps seen of `lesson`, none of them
+    real: what a learner sharing the account, or a tool gone wrong, can leave behind."""
+    visited = {lesson: [f"x{i}" for i in range(n)]}
+    visited.setdefault("attention", []).append("qkv")
+    data = {"version": 1, "lesson": "attention", "step": 0, "lang": "en", "visited": visited}
+    raw = json.dumps(data, separators=(",", ":")).encode()
+    assert len(raw) < MAX_BYTES
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "progress.json").write_bytes(raw)
+    return raw
+
+
+@pytest.mark.parametrize("lesson", ["attention", "not-a-lesson"])
+def test_a_progress_file_of_100000_steps_loads_moves_and_saves_at_once_and_reads_back(tmp_path, lesson):
+    """Merging the steps another tour saw was quadratic: 100,000 of them took 52 s to save, and what was
+    written (1.29 MB) was over the reader's own cap, so the next start called it damaged. Steps of a lesson
+    the tour has are kept only if the lesson has them; a lesson it lacks is dropped when it would not fit."""
+    from lessons.loader import load_lessons
+    from tui.state import _parse
+    from tui.tour import Tour
+
+    big_progress(tmp_path, lesson)
+    lessons, _ = load_lessons()
+    store, start = Store(tmp_path), time.perf_counter()
+    tour = Tour(lessons, store.load(), "en")
+    tour.resume()
+    assert tour.next() and store.save(tour.progress)
+    assert time.perf_counter() - start < 1.0
+    raw = (tmp_path / "progress.json").read_bytes()
+    saved = _parse(raw)
+    assert len(raw) <= MAX_BYTES and Store(tmp_path).read() == saved
+    assert (saved.lesson, saved.step) == ("attention", 1) and saved.visited.pop("attention") == ["qkv", "softmax"]
+    assert saved.visited == ({} if lesson == "attention" else {lesson: [f"x{i}" for i in range(OTHER_PAGES)]})
+
+
+def test_a_save_that_would_not_fit_leaves_out_the_lessons_the_tour_does_not_run_on(tmp_path):
+    from lessons.loader import load_lessons
+    from tui.tour import Tour
+
+    progress = Progress(visited={f"{'z' * 400_000}{i}": ["s"] for i in range(3)})
+    tour = Tour(load_lessons()[0], progress, "en")
+    tour.resume()
+    assert Store(tmp_path).save(progress) and Store(tmp_path).read().visited == {"residual": ["belt"]}
+
+
+def test_a_save_the_reader_would_refuse_is_not_written_and_the_old_file_stays(tmp_path):
+    """Without a tour to say which lessons are real, nothing can be dropped: the save is refused."""
+    raw = big_progress(tmp_path, "not-a-lesson")
+    store = Store(tmp_path)
+    progress = store.load()
+    progress.visit("not-a-lesson", "y" * 200_000)
+    assert not store.save(progress) and store.why == "failed"
+    assert (tmp_path / "progress.json").read_bytes() == raw
+    assert not list(tmp_path.glob(".progress-*")), "no temporary file left behind"
+
+
+def test_merging_keeps_the_order_each_step_was_first_seen(tmp_path):
+    a, b = Progress(visited={"heads": ["s3", "s1"]}), Progress(visited={"heads": ["s2", "s1", "s4"], "ffn": ["f"]})
+    a.merge(b)
+    assert a.visited == {"heads": ["s3", "s1", "s2", "s4"], "ffn": ["f"]}
+
+
+def test_with_a_progress_file_of_100000_steps_keys_work_and_sigterm_ends_the_tour_within_a_second(tmp_path):
+    """The tour on a pty with that file: n moved nothing (the first save, after the first frame, held the app for
+    a minute) and SIGTERM, whose timer saves the place before it ends the process, was not honoured for minutes."""
+    import signal
+
+    from test_hangup import EXIT_S, FIRST, SECOND, START_S, terminals
+
+    state = tmp_path / "state"
+    big_progress(state, "attention")
+    with terminals(state) as start:
+        term = start("--lang", "en")
+        term.wait_for(FIRST, timeout=START_S)
+        mark = term.mark()
+        term.press(b"n")
+        term.wait_for(SECOND, mark)
+        term.proc.send_signal(signal.SIGTERM)
+        status, seconds = term.wait_exit(5 * EXIT_S)
+    assert status == 128 + signal.SIGTERM and seconds < EXIT_S, f"exit status {status} after {seconds:.3f} s"
+    saved = Store(state).read()
+    assert (saved.lesson, saved.step) == ("attention", 1) and saved.visited == {"attention": ["qkv", "softmax"]}

@@ -145,10 +145,11 @@ def result_json(result: Result, title: str, lang: str) -> dict:
 
 
 def dumps(obj) -> str:
-    """JSON text, UTF-8 as is, refusing NaN literals."""
-    import json
+    """JSON text, UTF-8 as is but for what a terminal would obey (escaped: lessons.safe.json_text), refusing NaN
+    literals."""
+    from lessons.safe import json_text
 
-    return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False)
+    return json_text(obj, indent=2, allow_nan=False)
 
 
 def fill(text: str, result: Result, lang: str) -> str:

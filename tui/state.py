@@ -20,6 +20,9 @@ from pathlib import Path
 VERSION = 1
 FILE_NAME = "progress.json"
 MAX_BYTES = 1 << 20  # every step of every lesson seen makes 879 bytes; anything near this is not ours
+# pages kept of the lessons a tour does not run on (another folder's: see Progress.keep_to): more than any folder
+# of lessons has, few enough that a save at every step stays quick
+OTHER_PAGES = 2048
 TEMP_PREFIX, TEMP_SUFFIX = ".progress-", ".tmp"
 TEMP_NAME = re.compile(r"\.progress-[a-z0-9_]{8}\.tmp")  # what mkstemp makes of the two above
 STALE_S = 60  # a save takes milliseconds: a younger temporary file may be another tour's save in flight
@@ -67,6 +70,8 @@ class Progress:
     step: int = 0               # its step index
     lang: str | None = None     # the language last chosen
     visited: dict[str, list[str]] = field(default_factory=dict)  # lesson id -> step ids seen
+    # lesson id -> its page ids, for the lessons the tour runs on (keep_to); None: every entry is kept
+    known: dict[str, set[str]] | None = field(default=None, repr=False, compare=False)
 
     def visit(self, lesson: str, step_id: str) -> None:
         seen = self.visited.setdefault(lesson, [])
@@ -74,10 +79,52 @@ class Progress:
             seen.append(step_id)
 
     def merge(self, other: "Progress | None") -> None:
-        """Add the steps another tour saw; this one's place and language stay."""
+        """Add the steps another tour saw, each once, after this one's in the order the other saw them; this
+        one's place and language stay. Of a known lesson, only its pages are taken (keep_to)."""
         for lesson, steps in (other.visited if other is not None else {}).items():
-            for step_id in steps:
-                self.visit(lesson, step_id)
+            real = None if self.known is None else self.known.get(lesson)
+            new = [s for s in steps if real is None or s in real]
+            if not new:
+                continue
+            mine = self.visited.setdefault(lesson, [])
+            seen = set(mine)
+            for step_id in new:
+                if step_id not in seen:
+                    seen.add(step_id)
+                    mine.append(step_id)
+        self._trim()
+
+    def keep_to(self, pages: dict[str, set[str]]) -> None:
+        """Keep, of each lesson in `pages` (lesson id -> its page ids: the lessons the tour runs on), only the
+        pages it has, now and in every merge. The lessons not there are kept, OTHER_PAGES pages of them in all,
+        in the file's order: the same state folder may serve a learner's own lessons another time, but a file
+        that names 100,000 pages (a tool gone wrong, someone sharing the account) is no one's progress."""
+        self.known = pages
+        self._trim()
+
+    def _trim(self) -> None:
+        """What keep_to keeps: of a known lesson its pages, of the others OTHER_PAGES pages in all; each once."""
+        if self.known is None:
+            return
+        room = OTHER_PAGES
+        for lesson, seen in list(self.visited.items()):
+            pages = list(dict.fromkeys(seen))
+            if lesson in self.known:
+                pages = [s for s in pages if s in self.known[lesson]]
+            else:
+                pages, room = pages[:room], room - min(room, len(pages))
+            if pages:
+                self.visited[lesson] = pages
+            else:
+                del self.visited[lesson]
+
+    def drop_unknown(self) -> bool:
+        """Forget the lessons the tour does not run on (keep_to), when the whole would not fit a file; False
+        when there are none to forget."""
+        if self.known is None or set(self.visited) <= set(self.known):
+            return False
+        self.visited = {k: v for k, v in self.visited.items() if k in self.known}
+        return True
 
     def to_json(self) -> dict:
         return {"version": VERSION, "lesson": self.lesson, "step": self.step, "lang": self.lang,
@@ -172,33 +219,29 @@ class Store:
 
     def _sweep(self) -> None:
         """Delete the temporary files of saves that were killed: only ours, and only stale ones."""
-        try:
-            entries = list(os.scandir(self.folder))
-        except OSError:
-            return
-        now = time.time()
-        for entry in entries:
-            try:
-                if (TEMP_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
-                        and now - entry.stat(follow_symlinks=False).st_mtime > STALE_S):
-                    os.unlink(entry.path)
-            except OSError:
-                pass
+        sweep(self.folder, TEMP_NAME)
 
     def save(self, progress: Progress) -> bool:
         """Write atomically: a temporary file in the same folder, flushed, then renamed over the old one.
 
-        The steps another tour saved meanwhile are merged in first, so that neither loses what it saw.
+        The steps another tour saved meanwhile are merged in first, so that neither loses what it saw. A file
+        the reader would refuse (over MAX_BYTES) is never written: the lessons the tour does not run on are
+        left out of it, and if it is still too large the save fails and the old file stays.
         """
         if self.hands_off:
             return False
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             progress.merge(self._peek())
+            data = _dumps(progress)
+            if len(data) > MAX_BYTES and progress.drop_unknown():
+                data = _dumps(progress)
+            if len(data) > MAX_BYTES:
+                raise OSError(errno.EFBIG, "too large for a progress file", str(self.path))
             fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=self.folder)
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(progress.to_json(), f, ensure_ascii=False, indent=1)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
                     f.flush()
                     os.fsync(f.fileno())
                 os.replace(tmp, self.path)
@@ -215,3 +258,26 @@ class Store:
             return False
         self.writable, self.why = True, None
         return True
+
+
+def sweep(folder: Path, name: re.Pattern, stale_s: float = STALE_S) -> None:
+    """Delete the files in `folder` whose whole name is `name` and that are older than `stale_s`: the temporary
+    files of atomic writes that were killed (a younger one may be a write in flight). Only regular files: a
+    link is never followed, nor deleted."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        try:
+            if (name.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
+                    and now - entry.stat(follow_symlinks=False).st_mtime > stale_s):
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+def _dumps(progress: Progress) -> bytes:
+    """The bytes save() writes: what _parse() reads back."""
+    return json.dumps(progress.to_json(), ensure_ascii=False, indent=1).encode("utf-8")

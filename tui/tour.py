@@ -51,6 +51,11 @@ class Tour:
     recalled: dict = field(default_factory=dict)  # run key -> a Result an earlier start kept (recall, confirm)
     sketch: dict = field(default_factory=dict)    # view id -> (its parameters' names, whether it names code)
 
+    def __post_init__(self):
+        # what is saved of the steps seen names only the pages these lessons have: a progress file can hold
+        # far more (a learner sharing the account, a tool gone wrong), and each save would merge it all again
+        self.progress.keep_to({x.id: {s.id for s in x.steps} | {RECAP} for x in self.lessons})
+
     # --- where we are -------------------------------------------------------------------
 
     @property
@@ -234,7 +239,15 @@ class Tour:
 
     def pending(self) -> bool:
         """Whether the step waits on a slow view that has not been computed at these settings yet."""
-        return not self.on_recap() and self.step.view in SLOW_VIEWS and not is_cached(self.step.view, self.settings())
+        return self.pending_run() is not None
+
+    def pending_run(self) -> tuple[str, dict] | None:
+        """What the step waits on: (its slow view, the settings) not computed yet; None when it waits on nothing.
+        A thread computes exactly this (run_view), never the tour, which may have moved on by the time it runs."""
+        if self.on_recap() or self.step.view not in SLOW_VIEWS:
+            return None
+        settings = self.settings()
+        return None if is_cached(self.step.view, settings) else (self.step.view, settings)
 
     def computing_text(self) -> str:
         """What the message line says while the step's slow view computes."""

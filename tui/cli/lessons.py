@@ -59,10 +59,15 @@ def cmd_lessons(args, lang) -> int:
         print(dumps([{"id": x.id, "order": x.order, "title": {"zh": x.title.zh, "en": x.title.en},
                       "steps": len(x.steps) + 1, "experiments": len(x.experiments)} for x in lessons]))
         return 0
-    for x in lessons:
+    from rich.cells import cell_len
+
+    from lessons.safe import printable_line
+
+    for x in lessons:  # each text as the loader checked it, and shown as safe text all the same
         steps = f"{len(x.steps)} 步 + 小结" if lang == "zh" else f"{len(x.steps)} steps + recap"
-        print(f"{x.order:>2}  {x.id:<15} {steps}  "
-              f"{x.title.en} / {x.title.zh}")
+        name = printable_line(x.id)
+        print(f"{x.order:>2}  {name}{' ' * (15 - cell_len(name))} {steps}  "
+              + printable_line(f"{x.title.en} / {x.title.zh}"))
     return 0
 
 

@@ -55,7 +55,7 @@ class LessonScreen(Screen):
         self._pressed = None              # (experiment, result before, value before) while a slow view computes
         self._painted = False             # until the first frame is up, keys are lit by the cheap test (see _lit)
         self._held_lit = None             # {key: lit} kept from before a press until its frame is up
-        self._computing = False           # a slow view is being computed in a thread (_compute)
+        self._computing = None            # (view, settings) of the slow view a thread is computing (_compute)
         self.footer: list[page.Key] = []  # what the footer shows: the tests read which keys are lit
 
     def on_mount(self) -> None:
@@ -146,19 +146,19 @@ class LessonScreen(Screen):
 
     def _draw(self, w: int, h: int) -> None:
         tour, lang = self.tour, self.tour.lang
-        if tour.pending():  # a slow view: compute it off the UI thread, and say so meanwhile
-            self._set("message", ("computing", tour.settings(), w),
+        run = tour.pending_run()
+        if run is not None:  # a slow view: compute it off the UI thread, and say so meanwhile
+            self._set("message", ("computing", run, w),
                       lambda: page.message_lines("", tour.computing_text(), w, "italic"))
-            if not self._computing:  # one thread at a time: when it is done, a view still pending starts the next
-                self._computing = True
-                self._compute()
+            if self._computing is None:  # one thread at a time: when it is done, a view still pending starts the next
+                self._computing = run
+                self._compute(*run)
             return
         try:
             result = None if tour.on_recap() else tour.result()
             other = None if tour.on_recap() else tour.compare_result()
         except EngineError as err:  # a learner's own lesson may ask for something the engine refuses
-            self._note = ("", t("refused", lang, message=err.text(lang)), "bold red")
-            self._draw_message(w)
+            self._refused(err)
             return
         where = (lang, tour.lesson_index, tour.step_index)
         title = page.title_lines(tour.lesson, tour.step_index, tour.pages(), tour.page_title(), lang, w)
@@ -174,6 +174,12 @@ class LessonScreen(Screen):
                   lambda: self._body(w - over, training).text(height - over))
         self._draw_message(w)
         self.call_after_refresh(self._mark_overflow)
+
+    def _refused(self, err: EngineError) -> None:
+        """Say inline what the engine refuses: a learner's own lesson, or a cached one whose settings the view
+        alone checks (lessons/cache.py), may ask for it."""
+        self._note = ("", t("refused", self.tour.lang, message=err.text(self.tour.lang)), "bold red")
+        self._draw_message(self.app.size.width)
 
     def _body(self, w: int, training):
         tour = self.tour
@@ -206,13 +212,24 @@ class LessonScreen(Screen):
             and self.app.training_panel() is not None
 
     @work(thread=True, exclusive=True, group="compute")
-    def _compute(self) -> None:
-        """Fill the view cache in a thread, then draw."""
-        self.tour.result()
-        self.app.call_from_thread(self._computed)
+    def _compute(self, view_id: str, settings: dict) -> None:
+        """In a thread: compute the view at the settings the step had when the thread started, into the view
+        cache, then draw. Never the tour itself: the learner may have moved on meanwhile, to a recap even."""
+        from textual.worker import get_current_worker
+
+        from ..tour import run_view
+
+        run_view(view_id, settings)
+        if not get_current_worker().is_cancelled:
+            try:
+                self.app.call_from_thread(self._computed)
+            except RuntimeError:  # the app closed meanwhile
+                pass
 
     def _computed(self) -> None:
-        self._computing = False
+        """Back on the UI thread. What was computed is cached, not drawn: if the step it was for has been left,
+        the redraw shows the step on screen now, and starts its own computation if that one still waits."""
+        self._computing = None
         if self._pressed is not None and not self.tour.pending():
             x, before, was = self._pressed
             self._pressed = None
@@ -245,6 +262,12 @@ class LessonScreen(Screen):
 
     def action_experiment(self, key: str) -> None:
         """Move an experiment to its next value, recompute, and mark what changed."""
+        try:
+            self._experiment(key)
+        except EngineError as err:  # the step's settings, or the next value, are ones the view refuses
+            self._refused(err)
+
+    def _experiment(self, key: str) -> None:
         tour, lang = self.tour, self.tour.lang
         x = tour.experiment(key)
         if x is None:
@@ -267,6 +290,8 @@ class LessonScreen(Screen):
             return
         try:
             self._report(x, before, was)
+        except EngineError as err:
+            self._refused(err)
         except BROKEN as err:
             self._broken(err, self.app.size.width)
 
@@ -296,7 +321,12 @@ class LessonScreen(Screen):
 
     def action_all_rows(self) -> None:
         """Show every table, row and figure of the current step's view."""
-        if self.tour.on_recap() or not self.tour.hides_rows():
+        try:
+            hidden = not self.tour.on_recap() and self.tour.hides_rows()
+        except EngineError as err:
+            self._refused(err)
+            return
+        if not hidden:
             self.say(tail=t("nothing_hidden", self.tour.lang))
             return
         from .tables import TablesScreen
