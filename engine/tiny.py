@@ -423,10 +423,14 @@ RUNS = {"seed0": SHIPPED, "seed1": SHIPPED.with_name("tiny-main-seed1.npz")}  # 
 def save(path, w, cfg: TrainedLlamaConfig, manifest: dict) -> None:
     """The weights as one float32 array in shapes(cfg)'s order (numpy parses each array's header with ast.literal_eval,
     0.4 ms an array) and a JSON manifest (config, seed, steps, losses, floor, accuracies, curves) in one .npz, whole or
-    not at all: a temporary file beside `path`, synced, renamed over it. `path` is used as given (no .npz added)."""
+    not at all: a temporary file beside `path`, synced, renamed over it. `path` is used as given (no .npz added). A
+    file replaced keeps its mode, and its owner where this process may give it; a link at `path` is replaced by the
+    file, never written through."""
+    import contextlib
     import dataclasses
     import json
     import os
+    import stat
     import tempfile
     from pathlib import Path
 
@@ -434,12 +438,21 @@ def save(path, w, cfg: TrainedLlamaConfig, manifest: dict) -> None:
     if set(w) != set(expected) or any(np.shape(w[k]) != s for k, s in expected.items()):  # flat, a [d_ff, d] for
         raise ValueError("the weights do not match the config")  # a [d, d_ff] would load back scrambled
     meta = {"config": dataclasses.asdict(cfg), **manifest}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)  # O_EXCL, O_NOFOLLOW
     try:
         with os.fdopen(fd, "wb") as f:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.fchmod(f.fileno(), 0o666 & ~umask)  # the mode a plain open() would give, not mkstemp's 0600
+            try:
+                old = os.lstat(path)
+            except OSError:
+                old = None
+            if old is not None and stat.S_ISREG(old.st_mode):
+                os.fchmod(f.fileno(), stat.S_IMODE(old.st_mode) & 0o777)
+                with contextlib.suppress(PermissionError):  # only root may give a file away
+                    os.fchown(f.fileno(), old.st_uid, old.st_gid)
+            else:  # a new file, or one in place of a link: the mode a plain open() would give, not mkstemp's 0600
+                umask = os.umask(0)
+                os.umask(umask)
+                os.fchmod(f.fileno(), 0o666 & ~umask)
             np.savez(f, __manifest__=np.array(json.dumps(meta)),
                      weights=np.concatenate([w[k].astype(F32).ravel() for k in expected]))
             f.flush()

@@ -11,15 +11,19 @@ import os
 import pty
 import pwd
 import re
+import shutil
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 import threading
 import time
 import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SSHD = Path("/usr/sbin/sshd")
@@ -70,14 +74,16 @@ class Sshd:
     It differs from the recipe only where a test must: its port, host key, pid file and authorized_keys file
     live in `folder`; StrictModes is off (pytest's temporary folders belong to whoever runs it); PAM is off
     (no system login session); and it lets in the user running the tests, who is root in CI, so
-    PermitRootLogin is set to prohibit-password (keys only, never a password)."""
+    PermitRootLogin is set to prohibit-password (keys only, never a password). Given `user` and
+    `authorized_keys`, it lets in that account instead, with keys from that file."""
 
-    def __init__(self, folder: Path, state: Path):
+    def __init__(self, folder: Path, state: Path, user: str | None = None, authorized_keys: Path | None = None):
         need_sshd()
         self.folder, self.state = folder, state
-        self.user = pwd.getpwuid(os.getuid()).pw_name
-        self.authorized_keys = folder / "authorized_keys"
-        self.authorized_keys.touch()
+        self.user = user or pwd.getpwuid(os.getuid()).pw_name
+        self.authorized_keys = authorized_keys or folder / "authorized_keys"
+        if authorized_keys is None:
+            self.authorized_keys.touch()
         self.port = free_port()
         keygen(folder / "host_key")
         config = folder / "sshd_config"
@@ -271,3 +277,49 @@ def test_no_shell_no_sftp_no_forwarding(tmp_path):
         assert tunnel.returncode != 0 and b"SSH-2.0" not in tunnel.stdout  # the Match block stops it for every key
     finally:
         sshd.close()
+
+
+def test_learners_still_get_in_after_an_add_into_a_root_owned_file(tmp_path):
+    """sshd reads authorized_keys as the account it logs in to, here the unprivileged `nobody`: a root-owned 0644
+    file holding alice's line lets her in; after root adds bob, the file is that account's, 0600, and both get in.
+    `nobody`'s shell refuses every command, so each session ends at once: what counts is that sshd accepted the
+    key (its log says so) and the client heard no "Permission denied"."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the file is root's and the account another; this run has no other uid to log in as")
+    shared = Path(tempfile.mkdtemp(dir="/tmp", prefix="xf-ssh-"))  # pytest's folders are 0700: sshd reads as nobody
+    try:
+        os.chmod(shared, 0o755)
+        folder = shared / ".ssh"
+        folder.mkdir(mode=0o700)
+        os.chown(folder, 65534, 65534)
+        keys = folder / "authorized_keys"
+        alice, bob = keygen(tmp_path / "alice"), keygen(tmp_path / "bob")
+        keys.write_text(f'restrict,pty,command="{TOUR} --learner alice" {alice.read_text()}')
+        os.chmod(keys, 0o644)  # root's, as a teacher may have left it: sshd can read it as nobody
+        sshd = Sshd(tmp_path, tmp_path / "state", user="nobody", authorized_keys=keys)
+        try:
+            assert gets_in(sshd, tmp_path / "alice")
+            add_learner(keys, "bob", bob)
+            assert gets_in(sshd, tmp_path / "bob") and gets_in(sshd, tmp_path / "alice")
+            info = os.stat(keys)
+            assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (65534, 65534, 0o600)
+        finally:
+            sshd.close()
+    finally:
+        shutil.rmtree(shared)
+
+
+def gets_in(sshd: Sshd, key: Path) -> bool:
+    """Whether sshd accepts `key`: the client is not refused, and sshd's log says "Accepted publickey" for it."""
+    fingerprint = subprocess.run(["ssh-keygen", "-l", "-E", "sha256", "-f", str(key)], capture_output=True, text=True,
+                                 check=True).stdout.split()[1]
+    start = len(sshd.log)
+    done = subprocess.run(sshd.ssh(key), capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    if done.returncode == 255 or "Permission denied" in done.stderr:
+        return False
+    deadline = time.monotonic() + 10  # the log is read by a thread of its own
+    while time.monotonic() < deadline:
+        if any("Accepted publickey" in line and fingerprint in line for line in sshd.log[start:]):
+            return True
+        time.sleep(0.05)
+    return False

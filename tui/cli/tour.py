@@ -33,15 +33,28 @@ def cmd_tour(args, lang) -> int:
 
 def learner_folder(name):
     """The state folder of --learner NAME (None without it: the tour's own). A name that is not a plain
-    identifier is refused (exit 2): the folder is always LEARNERS/NAME inside the state folder."""
+    identifier is refused (exit 2): the folder is always LEARNERS/NAME inside the state folder. So is a
+    LEARNERS or NAME that is a link (classroom report shows such a learner unread): the tour account may
+    plant one, and the progress would go wherever it points."""
     from ..state import learner_dir
 
     if name is None:
         return None
     try:
-        return learner_dir(name)
+        folder = learner_dir(name)
     except ValueError:
         raise name_error(name, "--learner ") from None
+    for path in (folder.parent, folder):
+        if path.is_symlink():
+            raise linked_folder(path)
+    return folder
+
+
+def linked_folder(path) -> UsageError:
+    """The refusal of a learners folder, or one learner's, that is a symbolic link."""
+    return UsageError(f"{path} is a symbolic link: a learner's progress is kept only in real folders, never reached "
+                      "through a link; replace it with a folder",
+                      f"{path} 是符号链接：学习者的进度只保存在真实的文件夹里，不经过链接；请换成真正的文件夹")
 
 
 def check_own(app, folder, cache) -> None:

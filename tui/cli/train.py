@@ -1,7 +1,10 @@
 """xf-tour train: train the tiny Llama and write its weights."""
 
 import os
+import re
 import sys
+
+from lessons.safe import json_text, printable_line
 
 from .parser import PROG, UsageError
 
@@ -65,16 +68,17 @@ def cmd_train(args, lang) -> int:
         tiny.save(out, w, cfg, manifest)
     except OSError as err:  # a full disk, say: save() left any old file as it was
         why = err.strerror or err
-        print(f"{PROG} train: " + (f"错误: 无法写入 {out}（{why}）；原有文件未改动" if lang == "zh" else
-                                   f"error: could not write {out} ({why}); any old file is unchanged"), file=sys.stderr)
+        print(printable_line(f"{PROG} train: " + (f"错误: 无法写入 {out}（{why}）；原有文件未改动" if lang == "zh" else
+                                                  f"error: could not write {out} ({why}); any old file is unchanged")),
+              file=sys.stderr)
         return 1
     if args.json:
-        from ..plain import dumps
-        print(dumps({**{k: summary[k] for k in ("loss", "floor", "agreement", "agreement_mismatch",
-                                                 "entropy_spread_init", "entropy_spread_trained", "seconds")},
-                     "loss_unseen": summary["loss_unseen"], "steps": summary["steps"], "out": str(out)}))
+        print(json_text({**{k: summary[k] for k in ("loss", "floor", "agreement", "agreement_mismatch",
+                                                     "entropy_spread_init", "entropy_spread_trained", "seconds")},
+                         "loss_unseen": summary["loss_unseen"], "steps": summary["steps"], "out": str(out)},
+                        indent=2, allow_nan=False))
     else:
-        print(f"{out}: loss {summary['loss']:.4f} (floor {summary['floor']:.4f}), agreement "
+        print(f"{printable_line(out)}: loss {summary['loss']:.4f} (floor {summary['floor']:.4f}), agreement "
               f"{summary['agreement']:.3f}, mismatched {summary['agreement_mismatch']:.3f}, head spread "
               f"{summary['entropy_spread_init']:.2f} -> {summary['entropy_spread_trained']:.2f}, "
               f"{summary['seconds']:.1f} s")
@@ -93,6 +97,7 @@ def _check_out(out, force: bool) -> None:
         raise UsageError(f"--out {out} is a folder; name a file in it", f"--out {out} 是文件夹；请给出其中的文件名")
     if (out.exists() or out.is_symlink()) and not force:
         raise UsageError(f"{out} exists; add --force to replace it", f"{out} 已存在；加 --force 才会替换它")
+    _sweep(out)
     try:  # the save writes a temporary file beside `out`, so that is what must work
         fd, probe = tempfile.mkstemp(prefix=f".{out.name}-", suffix=".tmp", dir=out.parent)
         os.close(fd)
@@ -101,3 +106,10 @@ def _check_out(out, force: bool) -> None:
         raise UsageError(f"cannot write in the folder {out.parent} for --out ({err.strerror or err})",
                          f"无法在 --out 的文件夹 {out.parent} 中写入（{err.strerror or err}）") from None
 
+
+def _sweep(out) -> None:
+    """Delete the temporary files of saves of `out` that were killed (tiny.save names them as mkstemp does,
+    .NAME-XXXXXXXX.tmp): only regular files of exactly that name, a minute old; a link is never followed."""
+    from ..state import sweep
+
+    sweep(out.parent, re.compile(re.escape(f".{out.name}-") + r"[a-z0-9_]{8}\.tmp"))
