@@ -164,7 +164,7 @@ async def test_a_session_shows_the_first_lesson_and_ends_with_its_websocket(tmp_
         finally:
             await ws.close()
             await client.close()
-        assert wait_gone(child, 20), "the session's tour outlived its websocket"
+        assert wait_gone(child, 2), "the session's tour outlived its websocket by 2 s"
         assert proc.poll() is None and children(proc.pid) == []  # the server serves on, with no session left
     assert proc.returncode == 0
 
@@ -235,3 +235,42 @@ def test_the_session_command_needs_textual_serve():
     run = subprocess.run([sys.executable, "-m", "tui.cli.serve"], capture_output=True, text=True, cwd=ROOT,
                          env=env, timeout=60)
     assert run.returncode == 2 and "xf-tour serve" in run.stderr
+
+
+def has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not has_ipv6_loopback(), reason="this machine has no IPv6 loopback (::1) to bind")
+async def test_an_ipv6_loopback_in_brackets_is_served(tmp_path):
+    """textual-serve bound '[::1]' as a name, and said 'Unknown error -2'."""
+    with serving(tmp_path, "--host", "[::1]", "--lang", "en") as (proc, port):
+        async with aiohttp.ClientSession() as client:
+            async with client.get(f"http://[::1]:{port}/") as page:
+                assert page.status == 200 and "xf-tour" in await page.text()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "warning" not in err.decode()  # loopback: nothing to warn of
+
+
+@pytest.mark.parametrize("host, why", [("no-such-host.invalid", "cannot listen on no-such-host.invalid:"),
+                                       ("[::1", "cannot listen on [::1:"), ("[127.0.0.1]", "IPv6 address in brackets"),
+                                       ("", "--host takes a name or an address")])
+def test_a_host_that_cannot_be_bound_is_one_line(host, why):
+    run = subprocess.run([sys.executable, "-m", "tui", "serve", "--host", host, "--port", str(free_port()),
+                          "--lang", "en"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert run.returncode == 2 and run.stdout == "" and len(run.stderr.splitlines()) == 1, run.stderr
+    assert run.stderr.startswith("xf-tour serve: error: ") and why in run.stderr and "Unknown error" not in run.stderr
+
+
+def test_a_host_is_never_echoed_raw():
+    """A --host with ESC and BEL reached the terminal raw in the warning line (it would set the window's title)."""
+    run = subprocess.run([sys.executable, "-m", "tui", "serve", "--host", "\x1b]0;T\x07", "--port", str(free_port()),
+                          "--lang", "en"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert run.returncode == 2 and "\x1b" not in run.stderr + run.stdout and "\x07" not in run.stderr + run.stdout
+    assert "␛]0;T␇" in run.stderr and len(run.stderr.splitlines()) == 1

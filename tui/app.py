@@ -12,8 +12,10 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
 
+from .crash import one_line, write_crash_report  # run_tour's report of a crash
 from .heat import mode_for
 from .i18n import default_lang, t
+from .keys import KeyGate, gated
 from .palette import LessonCommands, Palette
 from .screens.lesson import LessonScreen
 from .state import Store
@@ -37,6 +39,7 @@ class XfTourApp(App):
 
     def __init__(self, tour: Tour, store: Store, lesson: str | None = None, bench=None, colors: str | None = None):
         super().__init__()
+        self.key_gate = KeyGate(self)  # keys faster than the tour can act are dropped (tui/keys.py)
         self.tour, self.store, self._open, self._bench = tour, store, lesson, bench
         self._training = None  # the live run of the heads lesson: running, stop, lines
         self._unsaved_said = False  # a failed save is said once a session; later ones retry quietly
@@ -370,10 +373,16 @@ class XfTourApp(App):
                 focused.insert_text_at_cursor(key.character)
 
     async def on_event(self, event: events.Event) -> None:
-        if self._held_keys is not None and isinstance(event, events.Key):
-            self._held_keys.append(event)
-            return
+        if isinstance(event, events.InputEvent):
+            self.key_gate.receive(event)
+            if self._held_keys is not None and isinstance(event, events.Key):
+                self.key_gate.hold(self._held_keys, event)
+                return
         await super().on_event(event)
+
+    def get_driver_class(self):
+        """Textual's driver for this terminal, its keys bounded (tui/keys.py)."""
+        return gated(super().get_driver_class())
 
 
 def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Path | None = None,
@@ -423,56 +432,3 @@ def run_tour(app: XfTourApp) -> int:
     print(t("crash", lang, error=what, path=path) if path else t("crash_no_report", lang, error=what),
           file=sys.stderr)
     return hang_up.status or app.return_code or 1
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    """Text as one short line that is safe on a terminal: control characters shown as escapes."""
-    from lessons.template import printable
-
-    text = " ".join(printable(text).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def write_crash_report(error: BaseException, folder: Path) -> Path | None:
-    """Write a crash's traceback to crash-YYYYmmdd-HHMMSS.txt in `folder` (the state folder), or to a
-    temporary file when that folder cannot be written; the file written, or None when none could be."""
-    import platform
-    import tempfile
-    import time
-    import traceback
-    from importlib.metadata import version
-
-    from lessons.template import printable
-
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    lines = [f"xf-tour crash report, {time.strftime('%Y-%m-%d %H:%M:%S %z')}",
-             f"Python {platform.python_version()}, Textual {version('textual')}, {platform.platform()}",
-             "command: " + " ".join(sys.argv), "", *traceback.format_exception(error)]
-    text = "\n".join(printable(line.rstrip("\n")) for line in lines) + "\n"  # no escape codes in it either
-
-    def write(path: Path) -> Path | None:
-        try:
-            with open(path, "x", encoding="utf-8") as f:
-                f.write(text)
-            return path
-        except FileExistsError:
-            return None
-        except OSError:
-            path.unlink(missing_ok=True)
-            raise
-
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for n in range(100):  # two crashes in one second keep two reports
-            path = write(folder / (f"crash-{stamp}.txt" if n == 0 else f"crash-{stamp}-{n}.txt"))
-            if path is not None:
-                return path
-    except OSError:
-        pass
-    try:
-        fd, name = tempfile.mkstemp(prefix=f"xf-tour-crash-{stamp}-", suffix=".txt")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        return Path(name)
-    except OSError:
-        return None

@@ -6,6 +6,10 @@ termios calls fail with EIO. Left to Textual, SIGHUP would kill the tour unsaved
 (the tour not the session's leader, SIGHUP blocked) its input thread would spin on end-of-file for ever.
 So run_tour() handles SIGHUP and SIGTERM (HangUp), and a thread watches the terminal for the
 hang-up itself (watch_terminal) and raises SIGHUP when it comes without one.
+
+A browser session of `xf-tour serve` has two pipes for a terminal: when they close (the server is gone) its
+input loop raises SIGHUP the same way (tui/keys.py), and the kernel sends it SIGTERM when the server dies
+(die_with_parent).
 """
 
 import os
@@ -97,6 +101,20 @@ def release_dead_terminal() -> None:
     for fd in dead:
         os.dup2(null, fd)
     os.close(null)
+
+
+def die_with_parent(parent: int) -> bool:
+    """Have the kernel send SIGTERM to this process when its parent ends (Linux: PR_SET_PDEATHSIG; elsewhere
+    the closing of its pipes does it). False when the parent is not `parent` any more: it ended before the
+    request was made, and no signal will come."""
+    import signal
+
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+    return os.getppid() == parent
 
 
 def exit_after(seconds: float, save, status: int):

@@ -75,6 +75,8 @@ TEXTS = {
     "start": ("This is the first step of the tour.", "这已经是导览的第一步。"),
     "end": ("This is the last step of the tour. Press o for the lessons.", "这已经是导览的最后一步。按 o 查看所有课程。"),
     "refused": ("The engine refused: {message}", "引擎拒绝了：{message}"),
+    "keys_dropped": ("Keys came faster than the tour can follow: {n} were dropped.",
+                     "按键来得比导览处理得快：丢掉了 {n} 个。"),
     "too_small": ("xf-tour needs a window of at least 80 x 24. This one is {w} x {h}: please make it larger.",
                   "xf-tour 需要至少 80 x 24 的窗口，现在是 {w} x {h}，请把窗口调大。"),
     # progress notices: one line of at most 78 cells each (tests/test_state.py measures them)

@@ -5,17 +5,27 @@ web driver speaks over; the page is an xterm.js terminal on a websocket. What th
 - the page is our own: no font from Google's CDN (the tour runs offline; Roboto Mono, which textual-serve ships,
   is served from here), relative addresses (it works behind a reverse proxy, under a sub-path, over https),
   and a font stack with CJK fallbacks, set for the terminal in the script as well, where xterm.js reads it;
-- the child is `python -m tui.cli.serve [--lang L] [--lessons DIR]`: session() below, the plain tour.
+- the child is `python -m tui.cli.serve --server PID [--lang L] [--lessons DIR]`: session() below, the plain
+  tour, which dies with the server (PR_SET_PDEATHSIG) and ends when its pipes close (tui/keys.py);
+- a session ends at once, its tour saving its place: when its websocket closes, and for every session when
+  the server stops (textual-serve asks the tour to quit and waits for it, and on a stop waits for each
+  websocket's client to go, which took 16 to 24 s);
+- an IPv6 address may be given in brackets, and a host that does not resolve is one line, not an error code.
 textual-serve has no authentication: it binds 127.0.0.1 unless told otherwise, and says so in one line.
 """
 
 import ipaddress
+import os
 import shlex
 import sys
+
+from lessons.safe import printable_line
 
 from .parser import PROG, UsageError
 
 INSTALL = "pip install -e '.[serve]'"
+END_S = 1.5    # a session's tour has this long to save its place and exit after SIGTERM, before SIGKILL
+CLOSE_S = 0.5  # a browser has this long to answer the close of its websocket
 FONTS = ("'Roboto Mono', 'Noto Sans Mono CJK SC', 'Sarasa Mono SC', 'Microsoft YaHei Mono', "
          "'Noto Sans CJK SC', 'WenQuanYi Zen Hei Mono', 'PingFang SC', monospace")
 SCRIPT_FONTS = "fontFamily:\"'Roboto Mono', Monaco, 'Courier New', monospace\""  # in textual-serve 1.1's textual.js
@@ -115,28 +125,54 @@ def cmd_serve(args, lang) -> int:
     except ImportError:
         raise UsageError(f"serve needs textual-serve: install with {INSTALL}",
                          f"serve 需要 textual-serve：请用 {INSTALL} 安装") from None
-    host, port = args.host, _port(args.port)
+    port = _port(args.port)
+    host, where = _host(args.host, port)
     if not _loopback(host):
-        print({"en": f"{PROG} serve: warning: textual-serve has no authentication; anyone who reaches {host}:{port} "
-                     "gets a tour: put it behind a reverse proxy with authentication",
-               "zh": f"{PROG} serve：警告：textual-serve 没有身份验证，任何能访问 {host}:{port} 的人都能打开导览；"
-                     "请把它放在带身份验证的反向代理后面"}[lang], file=sys.stderr, flush=True)
-    flags = []
+        print(printable_line({
+            "en": f"{PROG} serve: warning: textual-serve has no authentication; anyone who reaches {where} "
+                  "gets a tour: put it behind a reverse proxy with authentication",
+            "zh": f"{PROG} serve：警告：textual-serve 没有身份验证，任何能访问 {where} 的人都能打开导览；"
+                  "请把它放在带身份验证的反向代理后面"}[lang]), file=sys.stderr, flush=True)
+    flags = ["--server", str(os.getpid())]  # the session dies with this process (session())
     if getattr(args, "lang", None):
         flags += ["--lang", args.lang]
     if getattr(args, "lessons", None):
         from pathlib import Path
         flags += ["--lessons", str(Path(args.lessons).resolve())]  # the child may start elsewhere
     command = "exec " + shlex.join([sys.executable, "-m", __name__, *flags])  # textual-serve runs it with sh -c
-    server = tour_server(Server)(command, host=host, port=port, title=PROG)
+    server = tour_server(Server)(command, host=host, port=port, title=PROG, public_url=f"http://{where}")
     server.lang = lang
     try:
         server.serve()
     except OSError as err:  # the port is taken, or the host is not this machine's
-        import os
-        why = os.strerror(err.errno) if err.errno else str(err)
-        raise UsageError(f"cannot listen on {host}:{port}: {why}", f"无法在 {host}:{port} 上监听：{why}") from None
+        why = os.strerror(err.errno) if err.errno and err.errno > 0 else err.strerror or str(err)
+        raise UsageError(f"cannot listen on {where}: {why}", f"无法在 {where} 上监听：{why}") from None
     return 0
+
+
+def _host(raw: str, port: int) -> tuple[str, str]:
+    """The --host value as the address to bind (an IPv6 one without its brackets), and HOST:PORT as a URL
+    writes it (with them); a host that does not resolve is a UsageError. (Bound as given, textual-serve's
+    `[::1]` failed with "Unknown error -2".)"""
+    import socket
+
+    host = raw[1:-1] if raw.startswith("[") and raw.endswith("]") else raw
+    if not host:
+        raise UsageError("--host takes a name or an address, such as 127.0.0.1; got an empty one",
+                         "--host 须是主机名或地址，如 127.0.0.1；收到的是空的")
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise UsageError(f"cannot listen on {raw}:{port}: {why}", f"无法在 {raw}:{port} 上监听：{why}") from None
+    try:
+        literal = ipaddress.ip_address(host)
+    except ValueError:
+        literal = None
+    if raw.startswith("[") and not isinstance(literal, ipaddress.IPv6Address):
+        raise UsageError(f"--host takes an IPv6 address in brackets, such as [::1]; got {raw}",
+                         f"--host 的方括号里须是 IPv6 地址，如 [::1]；收到 {raw}")
+    return host, f"[{host}]:{port}" if isinstance(literal, ipaddress.IPv6Address) else f"{host}:{port}"
 
 
 def _port(raw) -> int:
@@ -172,6 +208,7 @@ def tour_server(Server):
 
     class TourServer(Server):
         lang = "en"
+        sessions: dict  # each running session's AppService, and its websocket
 
         async def _make_app(self) -> web.Application:
             script = (self.statics_path / "js" / "textual.js").read_text(encoding="utf-8")
@@ -198,19 +235,77 @@ def tour_server(Server):
         async def on_startup(self, app: web.Application) -> None:
             pass  # textual-serve's says where it serves here, before it listens: listening() says it after
 
+        async def on_shutdown(self, app: web.Application) -> None:
+            """The server stops: every session's tour saves its place and exits, every websocket closes. Left
+            open, aiohttp waits for each websocket's client to close it."""
+            from aiohttp import WSCloseCode
+
+            sessions = list(self.sessions.items())
+            await asyncio.gather(*(websocket.close(code=WSCloseCode.GOING_AWAY) for _, websocket in sessions),
+                                 *(end_session(service) for service, _ in sessions))
+
+        async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+            """textual-serve's (1.1), with each session kept in self.sessions while it runs, and ended by
+            end_session(): textual-serve's own stop asks the tour to quit and waits for it without a bound."""
+            import logging
+
+            from textual_serve.app_service import AppService
+            from textual_serve.server import to_int
+
+            websocket = web.WebSocketResponse(heartbeat=15, timeout=CLOSE_S)
+            width, height = to_int(request.query.get("width", "80"), 80), to_int(request.query.get("height", "24"), 24)
+            service = None
+            try:
+                await websocket.prepare(request)
+                service = AppService(self.command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
+                                     close=websocket.close, download_manager=self.download_manager,
+                                     debug=self.debug)
+                self.sessions[service] = websocket
+                await service.start(width, height)
+                await self._process_messages(websocket, service)
+            except asyncio.CancelledError:
+                await websocket.close()
+            except Exception as error:  # as textual-serve does: a frame that is not its JSON ends the session
+                logging.getLogger("textual-serve").exception(error)
+            finally:
+                if service is not None:
+                    await end_session(service)
+                    self.sessions.pop(service, None)
+            return websocket
+
         def listening(self, *_) -> None:
             stop = "按 Ctrl+C 停止" if self.lang == "zh" else "Ctrl+C to stop"
-            print(f"{PROG} serve: {self.public_url}/ ({stop})", flush=True)
+            print(printable_line(f"{PROG} serve: {self.public_url}/ ({stop})"), flush=True)
 
         def serve(self, debug: bool = False) -> None:
             """textual-serve's serve(), with listening() called once the port is bound."""
-            self.debug = debug
+            self.debug, self.sessions = debug, {}
             self.initialize_logging()
             loop = asyncio.new_event_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, self.request_exit)
             web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
-                        print=self.listening)
+                        print=self.listening, shutdown_timeout=END_S)  # after on_shutdown, nothing to wait for
+
+    async def end_session(service) -> None:
+        """End a session: SIGTERM to its tour, on which it saves its place and exits (tui/hangup.py), SIGKILL
+        if it has not within END_S; then the reader of its output ends too."""
+        task, process = service._task, service._process
+        if task is None:  # ended already (textual-serve's own stop() does nothing now)
+            return
+        service._task = None
+        await service._download_manager.cancel_app_downloads(app_service_id=service.app_service_id)
+        try:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(process.wait(), END_S)
+        except ProcessLookupError:
+            pass
+        except asyncio.TimeoutError:
+            process.kill()
+        try:
+            await asyncio.wait_for(task, END_S)  # a child of the tour may hold its output open a moment
+        except asyncio.TimeoutError:
+            pass
 
     return TourServer
 
@@ -230,13 +325,21 @@ class _Terminal:
 
 
 def session(argv) -> int:
-    """One browser session, which textual-serve starts per websocket: the tour, run by xf-tour's own main()."""
-    import os
+    """One browser session, which textual-serve starts per websocket: the tour, run by xf-tour's own main().
+    `--server PID` first names the server, which the session must not outlive: if the server has gone before
+    the kernel was asked to end the session with it, it ends now, as the signal would have ended it."""
+    import signal
 
     if "web_driver" not in os.environ.get("TEXTUAL_DRIVER", ""):
         print(f"{PROG}: this runs one browser session of `{PROG} serve`; start the tour with `{PROG}`",
               file=sys.stderr)
         return 2
+    if argv[:1] == ["--server"] and len(argv) > 1 and argv[1].isdigit():
+        from ..hangup import die_with_parent
+
+        if not die_with_parent(int(argv[1])):
+            return 128 + signal.SIGTERM
+        argv = argv[2:]
     from . import main
 
     sys.stdin, sys.stdout = _Terminal(sys.stdin), _Terminal(sys.stdout)
