@@ -10,9 +10,11 @@ import json
 import re
 
 # every C0 control but the newline (a tab too: its width is the terminal's guess), DEL, every C1 control,
-# the bidi marks, embeddings, overrides and isolates, and the line and paragraph separators
-UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")  # the newline too
+# the bidi marks, embeddings, overrides and isolates, the line and paragraph separators, and lone surrogates:
+# a path or an argument that is not UTF-8 holds its bytes as U+DC80-U+DCFF, which the output writes back raw
+# (0x9B is the one-byte CSI)
+UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")  # \n too
 
 
 def _stand_in(m: re.Match) -> str:

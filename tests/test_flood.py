@@ -10,6 +10,7 @@ from pathlib import Path
 
 from textual._xterm_parser import XTermParser
 from textual.drivers.headless_driver import HeadlessDriver
+from textual.geometry import Size
 
 from tui.app import make_app
 from tui.keys import HELD, MICE, PENDING, QUIET_S, gated, post_input
@@ -131,3 +132,116 @@ async def test_keys_held_while_the_workbench_opens_are_bounded(state):
         await asyncio.sleep(QUIET_S)
         await until(pilot, lambda: any("were dropped" in n.message for n in app._notifications))
         assert type(app.screen).__name__ == "CalcScreen" and app._exception is None
+
+
+# --- what else a terminal or a browser can send: sizes, focus reports, pastes, escape sequences ---------------
+
+async def test_a_terminal_that_says_it_is_huge_is_laid_out_at_the_bound(state):
+    """An in-band size report typed by hand (20,000 x 20,000 took 5 GB) and a browser's resize whose sides are
+    not numbers: the first is laid out at MAX_SIZE, the second is dropped, and the tour runs on."""
+    from textual import events
+
+    from tui.keys import MAX_SIZE
+
+    app = make_app(lang="en", lesson="attention", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        flood(app, "\x1b[48;20000;20000;0;0t").join()
+        await until(pilot, lambda: app.size != (80, 24))
+        assert app.size == MAX_SIZE and app.screen.size == MAX_SIZE
+        app.post_message(events.Resize(("x", -5), ("x", -5)))
+        app.post_message(events.Resize(Size(0, -3), Size(0, -3)))
+        await until(pilot, lambda: app.size == (1, 1))  # "too small": then a true size again
+        app.post_message(events.Resize(Size(80, 24), Size(80, 24)))
+        await until(pilot, lambda: app.size == (80, 24))
+        await pilot.press("n")
+        assert app.tour.step_index == 1 and app._exception is None
+
+
+async def test_a_flood_of_focus_reports_is_bounded(state):
+    """Focus-in and focus-out reports (ESC [ I, ESC [ O) are neither keys nor mouse reports: they have a bound of
+    their own, and a key after them still arrives."""
+    from tui.keys import OTHERS
+
+    app = make_app(lang="en", lesson="attention", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        thread, most = flood(app, "\x1b[I\x1b[O" * 20_000 + "n"), 0
+        while thread.is_alive():
+            most = max(most, app._message_queue.qsize())
+            await asyncio.sleep(0.002)
+        others = app.key_gate.others
+        assert others.dropped > 30_000 and most <= 2 * (OTHERS + PENDING), (others.dropped, most)
+        await until(pilot, lambda: app.tour.step_index == 1)
+        assert app._exception is None
+
+
+async def test_a_paste_never_closed_ends_at_the_bound_and_q_still_quits(state):
+    """An opened bracketed paste that never closes grew without end and swallowed the q that would end it: it
+    is closed after PASTE characters, and what follows is keys."""
+    from textual import events
+
+    from tui.keys import PASTE
+
+    app = make_app(lang="en", lesson="attention", state_dir=state)
+    pastes, receive = [], app.key_gate.receive
+
+    def received(event) -> None:  # what reaches the app
+        if isinstance(event, events.Paste):
+            pastes.append(event.text)
+        receive(event)
+
+    app.key_gate.receive = received
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        flood(app, "\x1b[200~" + "n" * 50_000).join()
+        flood(app, "q").join()
+        await until(pilot, lambda: app.return_code is not None)
+    assert app.return_code == 0 and app._exception is None
+    assert pastes and len(pastes[0]) == PASTE, [len(x) for x in pastes]
+
+
+async def test_a_flood_of_short_pastes_is_bounded(state):
+    app = make_app(lang="en", lesson="attention", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        thread, most = flood(app, "\x1b[200~n\x1b[201~" * 20_000 + "q"), 0
+        while thread.is_alive():
+            most = max(most, app._message_queue.qsize())
+            await asyncio.sleep(0.002)
+        assert app.key_gate.keys.dropped > 19_000 and most <= 4 * PENDING, most
+        await until(pilot, lambda: app.return_code is not None)
+    assert app.return_code == 0 and app._exception is None
+
+
+async def test_keys_sent_as_escape_sequences_are_thinned_too(state):
+    """Arrows, mouse reports and sequences the parser gives up on: in a flood they are dropped before the
+    parser, so a q after them is not kept waiting behind them."""
+    from tui.keys import OTHERS
+
+    app = make_app(lang="en", lesson="attention", state_dir=state)
+    junk = "\x1b[A\x1b[<0;10;10M\x1b[999;999;999;999;999;999;999;999\x1b]0;x\x07\x1bP\x1b[1;5C"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        thread, most = flood(app, junk * 20_000), 0
+        while thread.is_alive():
+            most = max(most, app._message_queue.qsize())
+            await asyncio.sleep(0.002)
+        gate = app.key_gate
+        assert gate.keys.dropped > 60_000 and most <= 2 * (PENDING + MICE + OTHERS), (gate.keys.dropped, most)
+        flood(app, "q").join()
+        await until(pilot, lambda: app.return_code is not None)
+    assert app.return_code == 0 and app._exception is None
+
+
+def test_the_sieve_finds_paste_marks_cut_between_two_reads():
+    """A paste mark split between two reads still opens and closes the bound's paste, as it does the parser's."""
+    from tui.keys import PASTE, PASTE_END, KeyGate
+
+    sieve = KeyGate(app=None).sieve
+    assert sieve.bound_paste("ab\x1b[2") == "ab\x1b[2" and not sieve.pasting
+    assert sieve.bound_paste("00~xyz") == "00~xyz" and sieve.pasting and sieve.pasted == 3
+    out = sieve.bound_paste("n" * PASTE)
+    assert out == "n" * (PASTE - 3) + PASTE_END + "nnn" and not sieve.pasting
+    sieve.bound_paste("\x1b[200~ab\x1b")
+    assert sieve.pasting and sieve.bound_paste("[201~q") == "[201~q" and not sieve.pasting

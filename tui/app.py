@@ -15,7 +15,7 @@ from textual.widgets import Input
 from .crash import one_line, write_crash_report  # run_tour's report of a crash
 from .heat import mode_for
 from .i18n import default_lang, t
-from .keys import KeyGate, gated
+from .keys import KeyGate, bounded_resize, gated
 from .palette import LessonCommands, Palette
 from .screens.lesson import LessonScreen
 from .state import Store
@@ -373,11 +373,12 @@ class XfTourApp(App):
                 focused.insert_text_at_cursor(key.character)
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.InputEvent):
-            self.key_gate.receive(event)
-            if self._held_keys is not None and isinstance(event, events.Key):
-                self.key_gate.hold(self._held_keys, event)
-                return
+        self.key_gate.receive(event)
+        if isinstance(event, events.Resize) and not bounded_resize(event):
+            return  # sides that are not numbers (tui/keys.py)
+        if self._held_keys is not None and isinstance(event, events.Key):
+            self.key_gate.hold(self._held_keys, event)
+            return
         await super().on_event(event)
 
     def get_driver_class(self):

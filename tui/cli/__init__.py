@@ -50,7 +50,7 @@ def main(argv=None) -> int:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # only spins, and on a busy machine slows every command
     from engine.errors import EngineError  # the engine comes in here, after the arguments are known good
 
-    label = "错误" if lang == "zh" else "error"
+    label, internal = ("错误", "内部错误") if lang == "zh" else ("error", "internal error")
     try:
         module, _, name = args.run.partition(":")
         return getattr(importlib.import_module(f"{__name__}.{module}"), name)(args, lang)
@@ -65,8 +65,10 @@ def main(argv=None) -> int:
     except Exception as err:  # a bug: one line, not a traceback; XF_TOUR_DEBUG=1 shows the traceback
         if os.environ.get("XF_TOUR_DEBUG"):
             raise
-        print(f"{f'{PROG} {args.command}'.strip()}: internal {label}: {printable_line(f'{type(err).__name__}: {err}')} "
-              "(rerun with XF_TOUR_DEBUG=1 for the traceback)", file=sys.stderr)
+        rerun = "（设 XF_TOUR_DEBUG=1 再运行可看到回溯）" if lang == "zh" else \
+            " (rerun with XF_TOUR_DEBUG=1 for the traceback)"
+        print(f"{f'{PROG} {args.command}'.strip()}: {internal}: {printable_line(f'{type(err).__name__}: {err}')}"
+              f"{rerun}", file=sys.stderr)
         return 1
 
 
