@@ -142,13 +142,15 @@ def test_add_refuses_a_folder_others_may_write(shared, mode):
     assert not shared.keys.exists()
 
 
-def test_a_sticky_shared_folder_is_not_refused(tmp_path):
-    """Others may write in a sticky folder (as /tmp), but not rename or remove what is not theirs."""
+@pytest.mark.parametrize("mode", [0o1777, 0o3777], ids=["1777", "3777"])
+def test_a_sticky_shared_folder_is_refused_too(tmp_path, mode):
+    """The sticky bit stops others renaming root's file, not planting their own authorized_keys before it is
+    there; sshd's StrictModes refuses a group- or world-writable folder, sticky or not, and so does add."""
     folder = tmp_path / "sticky"
     folder.mkdir()
-    os.chmod(folder, 0o1777)
-    done = add(folder / "authorized_keys", keygen(tmp_path, "ann"))
-    assert done.returncode == 0, done.stderr
+    os.chmod(folder, mode)
+    assert "other users can write" in one_line_error(add(folder / "authorized_keys", keygen(tmp_path, "ann")))
+    assert os.listdir(folder) == []
 
 
 # --- whose file, which mode ---------------------------------------------------------------------------------

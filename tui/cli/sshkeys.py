@@ -138,11 +138,19 @@ def learner_of(options: str | None) -> str | None:
 def read_pubkey(path: str) -> tuple[str, str, bytes]:
     """(type, base64, blob) of the one public key in the file at `path`; UsageError for anything else."""
     where = shown(path)
+    not_a_file = UsageError(f"{where} is not a file", f"{where} 不是文件")
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise UsageError(f"{where} is not a file", f"{where} 不是文件")
-        with open(path, "rb") as f:
-            raw = f.read(MAX_KEY_FILE + 1)
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or a device is never opened...
+            raise not_a_file
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # ... nor read, when one was swapped in since the look
+                raise not_a_file
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                raw = f.read(MAX_KEY_FILE + 1)
+        finally:
+            os.close(fd)
     except OSError as err:
         raise UsageError(f"cannot read {where}: {err.strerror}", f"无法读取 {where}：{err.strerror}") from None
     if len(raw) > MAX_KEY_FILE:
