@@ -132,7 +132,8 @@ def to_data(lesson: Lesson) -> dict:
                        "compare": s.compare, "tables": list(s.tables), "rows": {k: list(v) for k, v in s.rows.items()},
                        "hints": {k: _tr(v) for k, v in s.hints.items()}} for s in lesson.steps],
             "experiments": [{"key": x.key, "title": _tr(x.title), "text": _tr(x.text), "param": x.param,
-                             "values": list(x.values), "action": x.action} for x in lesson.experiments]}
+                             "values": list(x.values), "action": x.action} for x in lesson.experiments],
+            "questions": [q.to_toml() for q in lesson.questions]}
 
 
 def toml_data(data: dict) -> dict:
@@ -148,7 +149,8 @@ def toml_data(data: dict) -> dict:
                     **({"param": x["param"], "values": x["values"]} if x["action"] is None else {"action": x["action"]})}
                    for x in data["experiments"]]
     return {"format_version": FORMAT_VERSION, "id": data["id"], "order": data["order"], "title": tr(data["title"]),
-            "steps": steps, "experiments": experiments, "pitfalls": [{"text": tr(p)} for p in data["pitfalls"]]}
+            "steps": steps, "experiments": experiments, "pitfalls": [{"text": tr(p)} for p in data["pitfalls"]],
+            **({"questions": data["questions"]} if data.get("questions") else {})}
 
 
 # --- the results of the steps a tour opens on ---------------------------------------------

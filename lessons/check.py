@@ -48,9 +48,10 @@ def texts(lesson: Lesson, step: Step) -> list[tuple[str, Tr]]:
     return out
 
 
-def check_deep(lesson: Lesson, steps=None) -> list[LessonError]:
+def check_deep(lesson: Lesson, steps=None, more=None) -> list[LessonError]:
     """Run every step through the engine at every reachable setting; check every placeholder, condition and row.
-    With `steps` (step ids), only those steps."""
+    With `steps` (step ids), only those steps. `more(lesson, steps)`: the app's own checks on top (the questions,
+    graded as tui/quiz.py grades them: the lessons package never reaches up into the app)."""
     errors, seen = [], set()
 
     def err(step, message, fix, fld, at=""):
@@ -102,6 +103,8 @@ def check_deep(lesson: Lesson, steps=None) -> list[LessonError]:
                                 err(step, cut(f"placeholder {{{ref}}}: {e.args[0]}", 160),
                                     "name a fact, a setting, or table.row.column of the step's view "
                                     "(`xf-tour print VIEW --json`)", f"{fld}.{lang}", at)
+    if more is not None:
+        errors += more(lesson, steps)
     return errors
 
 
@@ -116,8 +119,8 @@ class Checked:
     Kept as lessons/cache.py keeps its caches. Only passes are kept: a file with a problem is checked, and its
     problem reported, every time."""
 
-    def __init__(self, path: Path | None):
-        self.path, self.stamp = path, code_stamp()
+    def __init__(self, path: Path | None, more=None):
+        self.path, self.stamp, self.more = path, code_stamp(), more  # more: check_deep's
         self.passed, self.checks = set(read_json(path, self.stamp)), 0
 
     def problems(self, lesson: Lesson, steps=None) -> list[LessonError]:
@@ -125,7 +128,7 @@ class Checked:
         if lesson.digest and lesson.digest in self.passed:
             return []
         self.checks += 1
-        errors = check_deep(lesson, steps)
+        errors = check_deep(lesson, steps, self.more)
         if not errors and steps is None and lesson.digest:
             self.passed.add(lesson.digest)
         return errors

@@ -21,7 +21,7 @@ LANGS = ("zh", "en")
 SHIPPED = Path(__file__).resolve().parent
 FILE_NAME = re.compile(r"^(\d\d)-([a-z][a-z0-9-]*)\.toml$")
 
-LESSON_KEYS = ("format_version", "id", "order", "title", "steps", "experiments", "pitfalls")
+LESSON_KEYS = ("format_version", "id", "order", "title", "steps", "experiments", "pitfalls", "questions")
 STEP_KEYS = ("id", "title", "text", "view", "params", "compare", "tables", "rows", "hints")
 EXPERIMENT_KEYS = ("key", "title", "text", "param", "values", "action")
 ACTIONS = ("train-live",)  # named things the app can do on a key; a lesson names one, it never holds code
@@ -72,6 +72,7 @@ class Lesson:
     pitfalls: tuple[Tr, ...] = ()
     path: Path | None = field(default=None, compare=False)
     digest: str = field(default="", compare=False)  # sha256 of the file's bytes: lessons/check.py caches by it
+    questions: tuple = ()  # lessons.questions.Question: asked before a key acts, graded by the engine (tui/quiz.py)
 
 
 class LessonError(Exception):
@@ -238,9 +239,12 @@ def build(path: Path, data: dict, digest: str, cached: bool = False) -> tuple[Le
             continue
         c.keys(p, PITFALL_KEYS, f"pitfalls[{i}].")
         pitfalls.append(c.text(p, "text", f"pitfalls[{i}]."))
+    from .questions import parse_questions
+    questions = parse_questions(c, data.get("questions", []), steps, experiments)
     if c.errors:
         return None, c.errors
-    return Lesson(c.lesson_id, order, title, tuple(steps), tuple(experiments), tuple(pitfalls), path, digest), []
+    return Lesson(c.lesson_id, order, title, tuple(steps), tuple(experiments), tuple(pitfalls), path, digest,
+                  tuple(questions)), []
 
 
 def _steps(c: _Checker, raw):

@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"  # snapshots and pilots must not depend on timing
+# The lessons' questions wait before a key acts; the tests of the keys and screens press keys as before, and
+# tests/test_quiz_app.py (make_app(asks=True)) and tests/test_quiz_tmux.py ask them
+os.environ["XF_TOUR_QUESTIONS"] = "off"
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -72,7 +72,7 @@ def test_a_file_that_passed_is_not_checked_again_until_it_changes(tmp_path, monk
     checked = []
     real = check.check_deep
     monkeypatch.setattr(check, "check_deep",
-                        lambda lesson, steps=None: checked.append(lesson.id) or real(lesson, steps))
+                        lambda lesson, steps=None, more=None: checked.append(lesson.id) or real(lesson, steps, more))
     cache = tmp_path / "state" / CACHE_NAME
 
     lessons, _ = load_lessons(folder)

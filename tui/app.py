@@ -387,7 +387,8 @@ class XfTourApp(App):
 
 
 def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Path | None = None,
-             state_dir: Path | None = None, lessons=None, bench=None, colors: str | None = None) -> XfTourApp:
+             state_dir: Path | None = None, lessons=None, bench=None, colors: str | None = None,
+             asks: bool | None = None) -> XfTourApp:
     """Build the app the way the command line does; the tests use this too, and may fix `colors` (tui/heat.py)
     so that a snapshot does not depend on the terminal the tests run in."""
     from lessons.loader import SHIPPED, load_lessons
@@ -397,7 +398,9 @@ def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Pa
     if lessons is None:
         lessons, _ = load_lessons(lessons_dir or SHIPPED)
     chosen = lang or progress.lang or default_lang()
-    return XfTourApp(Tour(lessons, progress, chosen), store, lesson, bench, colors)
+    if asks is None:  # XF_TOUR_QUESTIONS=off: the keys act without asking (a teacher showing the tour)
+        asks = os.environ.get("XF_TOUR_QUESTIONS", "on").lower() != "off"
+    return XfTourApp(Tour(lessons, progress, chosen, asks=asks), store, lesson, bench, colors)
 
 
 def run_tour(app: XfTourApp) -> int:

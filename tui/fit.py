@@ -57,16 +57,25 @@ def fit_problems(lessons, width: int = MIN_WIDTH, height: int = MIN_HEIGHT, only
                                 err(lesson, step.id, _hint_field(step, x, lang),
                                     f"the hint of key {x.key} needs more than one line at {width} columns ({lang}){at}",
                                     f"shorten it to {width - 2 * PAD} cells (a Chinese character takes two)")
+                    for question in (q for q in lesson.questions if q.step == step.id):
+                        for fld, why in question_overflow(tour, question, width, lang, len(page.footer)):
+                            err(lesson, step.id, fld, f"{why} ({lang}){at}",
+                                f"shorten it to {width - 2 * PAD} cells (a Chinese character takes two)")
                     if message_overflow("", idle_message(tour, width), width):
                         err(lesson, step.id, "experiments", f"the list of this step's keys needs more than "
                             f"{MESSAGE_LINES} lines at {width} columns ({lang})", "shorten the experiments' titles")
                 tour.presses.pop(lesson.id, None)
             tour.goto(lesson.id, len(lesson.steps))
-            page = build(tour, width, lit=tour.takes)
-            if page.lines > height:
-                err(lesson, "recap", f"pitfalls.{lang}",
-                    f"at {width}x{height} the recap page needs {page.lines} lines, {page.lines - height} over ({lang})",
-                    "shorten the pitfalls, or keep fewer of them")
+            for missed in (None, *lesson.questions):  # the recap repeats the first question missed, if any
+                tour.progress.answers = {} if missed is None else {
+                    lesson.id: {missed.id: {"choice": "?", "right": False, "t": 0}}}
+                page = build(tour, width, lit=tour.takes)
+                if page.lines > height:
+                    err(lesson, "recap", f"pitfalls.{lang}",
+                        f"at {width}x{height} the recap page needs {page.lines} lines, {page.lines - height} over "
+                        f"({lang}){'' if missed is None else f' with question {missed.id!r} missed'}",
+                        "shorten the pitfalls or the question, or keep fewer pitfalls")
+            tour.progress.answers = {}
     return errors
 
 
@@ -78,3 +87,33 @@ def fill_hint(step, experiment, result, lang: str) -> str:
 
 def _hint_field(step, experiment, lang: str) -> str:
     return f"hints.{experiment.key}.{lang}" if experiment.key in step.hints else f"experiments[{experiment.key}].text.{lang}"
+
+
+def question_overflow(tour, question, width: int, lang: str, footer_lines: int) -> list[tuple[str, str]]:
+    """What of a question would not fit where it is shown, at the tour's place: its line and options, its
+    reveal (the verdict and figures on one line, the sentence on why on the other), and its footer."""
+    from rich.cells import cell_len
+
+    from .page import footer_items, footer_lines as lay_out
+    from .quiz import NotPosable, ask_lines, reveal_lines
+
+    i = tour.lesson.questions.index(question)
+    try:
+        posed = tour.pose(question)
+    except NotPosable:  # check-lessons says so
+        return []
+    out = []
+    head, tail = ask_lines(posed, lang)
+    if question.kind == "number":
+        tail += "1" * 12  # a number as long as a learner would type
+    if message_overflow(head, tail, width) or cell_len(head) > width - 2 * PAD:
+        out.append((f"questions[{i}].ask.{lang}", f"question {question.id!r} and its options need more than "
+                    f"{MESSAGE_LINES} lines at {width} columns"))
+    for choice in (posed.answer, "1" * 12) if question.kind == "number" else (posed.answer,):
+        head, why = reveal_lines(posed, choice or str(posed.truth), lang)
+        if message_overflow(head, why, width) or cell_len(head) > width - 2 * PAD:
+            out.append((f"questions[{i}].why.{lang}", f"the reveal of question {question.id!r} needs more than "
+                        f"{MESSAGE_LINES} lines at {width} columns: its figures and why must each fit one"))
+    if len(lay_out(footer_items(tour, tour.takes, asking=posed), width)) > footer_lines:
+        out.append((f"questions[{i}]", f"the footer of question {question.id!r} is longer than the step's"))
+    return out

@@ -75,6 +75,36 @@ TEXTS = {
     "start": ("This is the first step of the tour.", "这已经是导览的第一步。"),
     "end": ("This is the last step of the tour. Press o for the lessons.", "这已经是导览的最后一步。按 o 查看所有课程。"),
     "refused": ("The engine refused: {message}", "引擎拒绝了：{message}"),
+    "predict": ("Predict", "先预测"),
+    "type_number": ("Type a number, then Enter (Esc skips): ", "输入一个数，按回车（Esc 跳过）："),
+    "skip_hint": ("Esc skips", "Esc 跳过"),
+    "right": ("Right", "答对了"),
+    "wrong": ("Not quite", "不对"),
+    "not_a_number": ("'{text}' is not a number: type one such as 1.5 or 2e9.", "「{text}」不是数：请输入 1.5 或 2e9 这样的数。"),
+    "you_typed": ("you typed", "你输入的是"),
+    "edit_key": ("type", "输入"),
+    "apply_key": ("apply", "应用"),
+    "cancel_key": ("cancel", "取消"),
+    "edit_hint": ("Type name=value ({names}); Enter applies, Esc cancels.",
+                  "输入 名称=值（{names}）；回车应用，Esc 取消。"),
+    "edit_hint_sentence": ("Type a sentence of the tiny grammar, or name=value ({names}); Enter applies.",
+                           "输入一句小语法里的句子，或 名称=值（{names}）；回车应用。"),
+    "edit_control": ("Control characters are refused: type plain text.", "不接受控制字符：请输入普通文字。"),
+    "edit_empty": ("Nothing typed: type name=value, or press Esc.", "什么也没输入：请输入 名称=值，或按 Esc。"),
+    "edit_form": ("Type name=value, where name is one of: {names}.", "请输入 名称=值，名称是以下之一：{names}。"),
+    "edit_unknown": ("This step has no setting '{name}': use one of {names}.",
+                     "这一步没有「{name}」这个设置：请用 {names} 之一。"),
+    "edit_unknown_word": ("'{word}' is not one of the tiny model's {n} tokens; try {near}.",
+                          "「{word}」不在小模型的 {n} 个词元里；试试 {near}。"),
+    "edit_odd": ("The grammar never makes this sentence: see what the model does with it.",
+                 "小语法从不产生这样的句子：看看模型怎么对待它。"),
+    "no_edit": ("This page has no settings to type.", "这一页没有可输入的设置。"),
+    "answer_key": ("answer", "作答"),
+    "type_key": ("type, Enter", "输入，回车"),
+    "skip_key": ("skip", "跳过"),
+    "recap_score": ("Questions: {right} of {n} right{rest}.", "问题：{n} 道里答对 {right} 道{rest}。"),
+    "recap_score_rest": (", {skipped} skipped or not yet asked", "，{skipped} 道跳过或还没问到"),
+    "recap_missed": ("Missed: {ask} ({setting}) Answer: {answer}. {why}", "答错的一道：{ask}（{setting}）答案：{answer}。{why}"),
     "keys_dropped": ("Keys came faster than the tour can follow: {n} were dropped.",
                      "按键来得比导览处理得快：丢掉了 {n} 个。"),
     "too_small": ("xf-tour needs a window of at least 80 x 24. This one is {w} x {h}: please make it larger.",
@@ -101,16 +131,19 @@ TEXTS = {
     "beside": ("Beside it, with {settings}:", "右边是对照，设置为 {settings}："),
     "below": ("Below, with {settings}:", "下面是对照，设置为 {settings}："),
     "code_title": ("Code behind this table: {names}", "这张表背后的代码：{names}"),
-    "overview_title": ("Lessons: Enter opens one, Esc goes back", "课程：回车打开，Esc 返回"),
+    "overview_title": ("Lessons: Enter opens one, r asks its questions again, Esc goes back",
+                       "课程：回车打开，r 重新提问这一课的问题，Esc 返回"),
     "steps_seen": ("{seen}/{n} steps seen", "已看 {seen}/{n} 步"),
+    "questions_right": (", {right}/{n} right", "，答对 {right}/{n} 题"),
     "help_title": ("Keys", "按键"),
     "help_body": (
         "n or Right   next step (across lessons)\n"
         "p or Left    previous step\n"
         "1 to 9       run the lesson's experiments: each press moves to the next value,\n"
         "             and what it changed is underlined\n"
-        "0            reset this lesson's experiment settings\n"
-        "t            every table and row of the step's view, where it shows only some\n"
+        "a to d       answer the question a key asks before it acts; Esc skips it\n"
+        "0            reset this lesson's settings, and ask its questions again\n"
+        "t            every table and row, where a step shows only some\n"
         "c            show the engine code behind the current table\n"
         "l            switch between Chinese and English\n"
         "o            lessons and your progress\n"
@@ -124,7 +157,8 @@ TEXTS = {
         "p 或 左方向键    上一步\n"
         "1 到 9           运行本课的实验：每按一次换到下一个值，\n"
         "                 变了的地方加下划线\n"
-        "0                把本课的实验设置复位\n"
+        "a 到 d           回答按键生效前提出的问题（Esc 跳过）\n"
+        "0                把本课的实验设置复位，并重新提问本课的问题\n"
         "t                只显示部分内容的步骤：查看全部表格和行\n"
         "c                查看当前表格背后的引擎代码\n"
         "l                在中文和英文之间切换\n"

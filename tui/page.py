@@ -19,13 +19,14 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from engine.errors import EngineError
 from engine.views import Result, fmt_value
 
 from .format import format_value, wrap_spans
 from lessons.template import printable
 
 from .i18n import t
-from .plain import MARK, fill_marked, prose, render_tables, settings_line, table_width
+from .plain import MARK, fill_marked, prose, ref_label, render_tables, settings_line, table_width  # noqa: F401
 from .widgets.flat import flatten
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24  # the smallest window the tour runs in, and the one every step must fit
@@ -115,20 +116,6 @@ def same_place(before: Result, after: Result, ref: str, lang: str) -> bool:
             return False
         rows.append(format_value(table.rows[int(parts[1])][0], table.columns[0].fmt, lang))
     return rows[0] == rows[1]
-
-
-def ref_label(result: Result, ref: str, lang: str) -> str:
-    """How the message line names a placeholder: a fact's label, or a cell's row and column."""
-    parts = ref.split(".")
-    if len(parts) == 1:
-        return next((f.label(lang) for f in result.facts if f.key == ref), ref)
-    table = next(tb for tb in result.tables if tb.key == parts[0])
-    col = next(c for c in table.columns if c.key == parts[2])
-    row = table.rows[int(parts[1])]
-    name = format_value(row[0], table.columns[0].fmt, lang)
-    if name.replace(",", "").replace(".", "").isdigit():  # a bare number says more with its column: head 0
-        name = f"{table.columns[0].label(lang)} {name}"
-    return f"{name}, {col.label(lang)}"
 
 
 # --- the parts of a page ----------------------------------------------------------------
@@ -348,9 +335,10 @@ class Page:
         return len(self.title) + self.body.lines + MESSAGE_LINES + len(self.footer)
 
 
-def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = False) -> list[Key]:
+def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = False, asking=None) -> list[Key]:
     """The footer of the current step: each experiment key with its setting, the view's other settings,
-    then the keys that move and show. `lit(experiment)` says whether a key would change the step."""
+    then the keys that move and show. `lit(experiment)` says whether a key would change the step. While a
+    question waits (`asking`, a quiz.Posed), the keys that answer and skip it instead of those that move."""
     lang, items = tour.lang, []
     params = {} if tour.on_recap() else tour.result().params
     bound = set()
@@ -365,8 +353,15 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
             items.append(Key(x.key, x.param, False))
     items += [Key("", f"{name}={fmt_value(value)}", True, name in marks.settings)
               for name, value in params.items() if name not in bound]
+    if asking is not None:  # a question waits: its answer keys, and the keys that skip it
+        answer = (Key("0-9", t("type_key", lang)) if asking.question.kind == "number"
+                  else Key(f"a-{'abcd'[len(asking.options) - 1]}", t("answer_key", lang)))
+        answer.newline = bool(items)
+        return items + [answer, Key("Esc", t("skip_key", lang)),
+                        Key("n", t("next", lang), not tour.at_end()), Key("p", t("prev", lang), not tour.at_start()),
+                        Key("l", t("lang", lang)), Key("?", t("help", lang)), Key("q", t("quit", lang))]
     nav = [Key("n", t("next", lang), not tour.at_end(), newline=True), Key("p", t("prev", lang), not tour.at_start()),
-           Key("0", t("reset", lang), bool(tour.overrides()))]
+           Key("0", t("reset", lang), tour.resettable())]
     if not tour.on_recap() and tour.hides_rows():
         nav.append(Key("t", t("all_rows", lang)))
     nav.append(Key("c", t("code", lang), not tour.on_recap() and tour.has_code()))
@@ -387,6 +382,7 @@ def recap_body(tour, width: int) -> Body:
     lang, lesson, room = tour.lang, tour.lesson, width - 2 * PAD
     seen = tour.seen_steps(lesson)
     lines = _wrap(t("recap_done", lang, seen=seen, n=len(lesson.steps) + 1), room, "bold")
+    lines += _score_lines(tour, room)
     if lesson.pitfalls:
         lines += [Text(""), Text(t("recap_remember", lang), style="bold")]
         for p in lesson.pitfalls:
@@ -399,6 +395,29 @@ def recap_body(tour, width: int) -> Body:
     text = Text("\n").join(lines)
     text.no_wrap, text.overflow = True, "ignore"
     return Body(Text(""), text, False, room, room)
+
+
+def _score_lines(tour, room: int) -> list[Text]:
+    """The lesson's questions on its recap: how many were right, and the first one missed with its answer."""
+    from .plain import fill
+    from .quiz import NotPosable, figures, setting_change
+
+    lang, lesson = tour.lang, tour.lesson
+    if not lesson.questions:
+        return []
+    right, answered, n = tour.score()
+    rest = t("recap_score_rest", lang, skipped=n - answered) if answered < n else ""
+    lines = _wrap(t("recap_score", lang, right=right, n=n, rest=rest), room)
+    missed = tour.missed()
+    if missed is not None:
+        try:
+            posed = tour.pose_first(missed)
+        except (NotPosable, EngineError):  # a learner's own lesson: the checker says why
+            return lines
+        ask = fill(missed.ask(lang), posed.before, lang)
+        lines += _wrap(t("recap_missed", lang, ask=ask, setting=setting_change(posed), answer=figures(posed, lang),
+                         why=fill(missed.why(lang), posed.after, lang)), room, "italic")
+    return lines
 
 
 def build(tour, width: int, lit=None, marks: Marks = Marks(), message: Text | None = None,

@@ -152,6 +152,20 @@ def dumps(obj) -> str:
     return json_text(obj, indent=2, allow_nan=False)
 
 
+def ref_label(result: Result, ref: str, lang: str) -> str:
+    """How the message line names a placeholder: a fact's label, or a cell's row and column."""
+    parts = ref.split(".")
+    if len(parts) == 1:
+        return next((f.label(lang) for f in result.facts if f.key == ref), ref)
+    table = next(tb for tb in result.tables if tb.key == parts[0])
+    col = next(c for c in table.columns if c.key == parts[2])
+    row = table.rows[int(parts[1])]
+    name = format_value(row[0], table.columns[0].fmt, lang)
+    if name.replace(",", "").replace(".", "").isdigit():  # a bare number says more with its column: head 0
+        name = f"{table.columns[0].label(lang)} {name}"
+    return f"{name}, {col.label(lang)}"
+
+
 def fill(text: str, result: Result, lang: str) -> str:
     """A lesson text at this result: conditions decided, placeholders replaced by the engine's values."""
     return fill_marked(text, result, lang)[0]
@@ -174,9 +188,11 @@ def fill_marked(text: str, result: Result, lang: str, marked=frozenset()) -> tup
     return space_cjk(flat, marks) if lang == "zh" else (flat, marks)
 
 
-def render_lesson(lesson, lang: str, width: int = 80, plot: bool = False):
+def render_lesson(lesson, lang: str, width: int = 80, plot: bool = False, asks=None):
     """A lesson as a person reads it: each step's prose and tables, then what each of its keys does, as the
-    app says it after one press; then the experiments and the pitfalls."""
+    app says it after one press, then the questions it asks; then the experiments and the pitfalls. `asks`: step
+    id -> its questions' lines, each (indent, text), as tui/cli/quiz.py lesson_asks words them: they are posed
+    by tui/quiz.py, which uses this module, so they come in ready."""
     from rich.console import Group
     from rich.text import Text
 
@@ -207,6 +223,8 @@ def render_lesson(lesson, lang: str, width: int = 80, plot: bool = False):
                 pressed = view.run({**step.params, x.param: value})
                 line = f"[{x.key}] {x.param} {fmt_value(now)} -> {fmt_value(value)}{colon}"
                 parts += prose(line + fill(step.hint(x, lang), pressed, lang), width, indent=2, gap=False)
+        for indent, line in (asks or {}).get(step.id, []):
+            parts += prose(line, width, indent=indent, gap=False)
         parts.append(Text(""))
     if lesson.experiments:
         parts += [Text(t("Experiments", "实验"), style="bold underline")]

@@ -23,6 +23,7 @@ MAX_BYTES = 1 << 20  # every step of every lesson seen makes 879 bytes; anything
 # pages kept of the lessons a tour does not run on (another folder's: see Progress.keep_to): more than any folder
 # of lessons has, few enough that a save at every step stays quick
 OTHER_PAGES = 2048
+OTHER_ANSWERS = 1024  # answers kept of the lessons a tour does not run on, the same way
 TEMP_PREFIX, TEMP_SUFFIX = ".progress-", ".tmp"
 TEMP_NAME = re.compile(r"\.progress-[a-z0-9_]{8}\.tmp")  # what mkstemp makes of the two above
 STALE_S = 60  # a save takes milliseconds: a younger temporary file may be another tour's save in flight
@@ -70,8 +71,12 @@ class Progress:
     step: int = 0               # its step index
     lang: str | None = None     # the language last chosen
     visited: dict[str, list[str]] = field(default_factory=dict)  # lesson id -> step ids seen
+    # lesson id -> question id -> {"choice": a letter, a typed number or None (skipped), "right": bool, "t": time};
+    # a record whose choice is "" asks the question again (the lesson was reset): the newer record wins a merge
+    answers: dict[str, dict[str, dict]] = field(default_factory=dict)
     # lesson id -> its page ids, for the lessons the tour runs on (keep_to); None: every entry is kept
     known: dict[str, set[str]] | None = field(default=None, repr=False, compare=False)
+    known_questions: dict[str, set[str]] = field(default_factory=dict, repr=False, compare=False)  # their questions
 
     def visit(self, lesson: str, step_id: str) -> None:
         seen = self.visited.setdefault(lesson, [])
@@ -92,14 +97,36 @@ class Progress:
                 if step_id not in seen:
                     seen.add(step_id)
                     mine.append(step_id)
+        for lesson, records in (other.answers if other is not None else {}).items():
+            mine = self.answers.setdefault(lesson, {})
+            for qid, theirs in records.items():
+                if qid not in mine or theirs["t"] > mine[qid]["t"]:
+                    mine[qid] = theirs
         self._trim()
 
-    def keep_to(self, pages: dict[str, set[str]]) -> None:
+    def answer(self, lesson: str, question: str, record: dict) -> None:
+        """Keep an answer (quiz.record), or with choice "" the mark that asks the question again."""
+        self.answers.setdefault(lesson, {})[question] = record
+
+    def answered(self, lesson: str, question: str) -> dict | None:
+        """The record of a question answered or skipped, None when it is still to be asked."""
+        record = self.answers.get(lesson, {}).get(question)
+        return None if record is None or record["choice"] == "" else record
+
+    def ask_again(self, lesson: str, now: int) -> bool:
+        """Mark every question of a lesson to be asked again; False when none had been answered."""
+        records = self.answers.get(lesson, {})
+        again = [qid for qid, r in records.items() if r["choice"] != ""]
+        for qid in again:
+            records[qid] = {"choice": "", "right": False, "t": max(now, records[qid]["t"] + 1)}
+        return bool(again)
+
+    def keep_to(self, pages: dict[str, set[str]], questions: dict[str, set[str]] | None = None) -> None:
         """Keep, of each lesson in `pages` (lesson id -> its page ids: the lessons the tour runs on), only the
         pages it has, now and in every merge. The lessons not there are kept, OTHER_PAGES pages of them in all,
         in the file's order: the same state folder may serve a learner's own lessons another time, but a file
         that names 100,000 pages (a tool gone wrong, someone sharing the account) is no one's progress."""
-        self.known = pages
+        self.known, self.known_questions = pages, questions or {}
         self._trim()
 
     def _trim(self) -> None:
@@ -117,18 +144,30 @@ class Progress:
                 self.visited[lesson] = pages
             else:
                 del self.visited[lesson]
+        room = OTHER_ANSWERS
+        for lesson, records in list(self.answers.items()):
+            if lesson in self.known:
+                records = {qid: r for qid, r in records.items() if qid in self.known_questions.get(lesson, ())}
+            else:
+                keep, room = list(records)[:room], room - min(room, len(records))
+                records = {qid: records[qid] for qid in keep}
+            if records:
+                self.answers[lesson] = records
+            else:
+                del self.answers[lesson]
 
     def drop_unknown(self) -> bool:
         """Forget the lessons the tour does not run on (keep_to), when the whole would not fit a file; False
         when there are none to forget."""
-        if self.known is None or set(self.visited) <= set(self.known):
+        if self.known is None or (set(self.visited) | set(self.answers)) <= set(self.known):
             return False
         self.visited = {k: v for k, v in self.visited.items() if k in self.known}
+        self.answers = {k: v for k, v in self.answers.items() if k in self.known}
         return True
 
     def to_json(self) -> dict:
         return {"version": VERSION, "lesson": self.lesson, "step": self.step, "lang": self.lang,
-                "visited": self.visited}
+                "visited": self.visited, "answers": self.answers}
 
     @classmethod
     def from_json(cls, data) -> "Progress":
@@ -146,7 +185,22 @@ class Progress:
                 isinstance(k, str) and isinstance(v, list) and all(isinstance(s, str) for s in v)
                 for k, v in visited.items()):
             raise ValueError("visited is malformed")
-        return cls(lesson, step, lang, {k: list(v) for k, v in visited.items()})
+        answers = data.get("answers", {})
+        if not isinstance(answers, dict) or not all(
+                isinstance(k, str) and isinstance(v, dict) and all(isinstance(q, str) and _is_record(r)
+                                                                   for q, r in v.items())
+                for k, v in answers.items()):
+            raise ValueError("answers is malformed")
+        return cls(lesson, step, lang, {k: list(v) for k, v in visited.items()},
+                   {k: {q: dict(r) for q, r in v.items()} for k, v in answers.items()})
+
+
+def _is_record(record) -> bool:
+    """An answer as Progress.answer keeps it."""
+    return (isinstance(record, dict) and set(record) == {"choice", "right", "t"}
+            and (record["choice"] is None or isinstance(record["choice"], str) and len(record["choice"]) <= 40)
+            and isinstance(record["right"], bool)
+            and isinstance(record["t"], int) and not isinstance(record["t"], bool))
 
 
 class Store:

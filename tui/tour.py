@@ -50,11 +50,13 @@ class Tour:
     presses: dict = field(default_factory=dict)  # lesson id -> {experiment key: index into its values}
     recalled: dict = field(default_factory=dict)  # run key -> a Result an earlier start kept (recall, confirm)
     sketch: dict = field(default_factory=dict)    # view id -> (its parameters' names, whether it names code)
+    asks: bool = True  # whether the lessons' questions are asked (XF_TOUR_QUESTIONS=off: a teacher's demo)
 
     def __post_init__(self):
         # what is saved of the steps seen names only the pages these lessons have: a progress file can hold
         # far more (a learner sharing the account, a tool gone wrong), and each save would merge it all again
-        self.progress.keep_to({x.id: {s.id for s in x.steps} | {RECAP} for x in self.lessons})
+        self.progress.keep_to({x.id: {s.id for s in x.steps} | {RECAP} for x in self.lessons},
+                              {x.id: {q.id for q in x.questions} for x in self.lessons})
 
     # --- where we are -------------------------------------------------------------------
 
@@ -203,8 +205,17 @@ class Tour:
         return experiment
 
     def reset(self) -> bool:
-        """Forget the current lesson's experiment presses; False when there were none."""
-        return self.presses.pop(self.lesson.id, None) is not None
+        """Forget the current lesson's experiment presses, and ask its questions again; False when there was
+        nothing to forget."""
+        import time
+
+        again = self.progress.ask_again(self.lesson.id, int(time.time()))
+        return self.presses.pop(self.lesson.id, None) is not None or again
+
+    def resettable(self) -> bool:
+        """Whether 0 has something to reset: a pressed key, or a question answered in this lesson."""
+        return bool(self.overrides()) or any(self.progress.answered(self.lesson.id, q.id) is not None
+                                             for q in self.lesson.questions)
 
     def overrides(self) -> dict:
         """The settings the pressed experiments have set in this lesson."""
@@ -220,6 +231,54 @@ class Tour:
         if self.takes(experiment):
             return self.result().params.get(experiment.param)
         return experiment.values[0]
+
+    # --- questions: predict, then press (tui/quiz.py) -----------------------------------------
+
+    def question_for(self, key: str):
+        """The question this step asks before `key` acts, if the learner has not answered or skipped it."""
+        if not self.asks or self.on_recap() or self.step.view in SLOW_VIEWS:
+            return None
+        return next((q for q in self.lesson.questions if q.step == self.step.id and q.key == key
+                     and self.progress.answered(self.lesson.id, q.id) is None), None)
+
+    def pose(self, question):
+        """The question at the setting on screen and the value its key reaches; quiz.NotPosable when it has no
+        single right answer there (check-lessons refuses that in a lesson file)."""
+        from .quiz import pose
+
+        x = self.experiment(question.key)
+        to = x.values[self._next_index(x)]
+        settings = self.settings()
+        before = self.result()
+        after = self._run({**settings, x.param: to})
+        return pose(question, self.lesson.id, x.param, self.value_of(x), to, before, after)
+
+    def pose_first(self, question, lesson=None):
+        """The question as first met: at its step's own settings, its key pressed once (the recap repeats a
+        missed question so)."""
+        from .quiz import next_value, pose
+
+        lesson = lesson or self.lesson
+        step = next(s for s in lesson.steps if s.id == question.step)
+        x = next(e for e in lesson.experiments if e.key == question.key)
+        before = run_view(step.view, dict(step.params))
+        was = before.params.get(x.param)
+        to = next_value(x, was)
+        after = run_view(step.view, {**step.params, x.param: to})
+        return pose(question, lesson.id, x.param, was, to, before, after)
+
+    def score(self, lesson=None) -> tuple[int, int, int]:
+        """(right, answered, questions) of a lesson; a skipped question counts as neither right nor answered."""
+        lesson = lesson or self.lesson
+        records = [self.progress.answered(lesson.id, q.id) for q in lesson.questions]
+        answered = [r for r in records if r is not None and r["choice"] is not None]
+        return sum(r["right"] for r in answered), len(answered), len(lesson.questions)
+
+    def missed(self, lesson=None):
+        """The lesson's first question answered wrong, or None."""
+        lesson = lesson or self.lesson
+        return next((q for q in lesson.questions if (r := self.progress.answered(lesson.id, q.id)) is not None
+                     and r["choice"] is not None and not r["right"]), None)
 
     # --- what the screen shows ------------------------------------------------------------
 

@@ -54,8 +54,8 @@ def _context(preset, prompt, dtype):
         Fact("gqa", Tr("query heads share key/value heads", "查询头共用键值头"), cfg.n_kv_head < cfg.n_head),
         Fact("trained", Tr(f"context {cfg.name} was trained for", f"{cfg.name} 训练时的上下文长度"), trained, ","),
         Fact("prompt_beyond", Tr("the chosen length is beyond it", "选的长度超出了它"), prompt > trained),
-        Fact("prompt_share", Tr("at the chosen length, attention's share of the prefill",
-                                "选的长度下，注意力占预填充的比例"), chosen_attn / (chosen_linear + chosen_attn), "pct"),
+        Fact("prompt_share", Tr("attention's share at the chosen length", "选的长度下，注意力占预填充的比例"),
+             chosen_attn / (chosen_linear + chosen_attn), "pct"),
         Fact("prompt_cache", Tr("at the chosen length, the KV cache", "选的长度下的 KV 缓存"), cache, "bytes")),
         (_share_chart(cfg, prefill),))
 

@@ -93,6 +93,7 @@ def _swiglu(seed):
         Fact("dip_unit", Tr("the unit silu turns most negative", "silu 输出最负的单元"), dip, "d"),
         Fact("dip_gate", Tr("its gate", "它的门控"), float(unit[dip, 0]), "+.2f"),
         Fact("dip_silu", Tr("silu gives", "silu 输出"), float(unit[dip, 1]), "+.2f"),
+        Fact("dip_relu", Tr("ReLU would give", "换成 ReLU 会给出"), max(float(unit[dip, 0]), 0.0), "+.2f"),
         Fact("dip_is_closed", Tr("the same unit", "是同一个单元"), dip == closed),
         Fact("top_unit", Tr("the unit that adds most", "加得最多的单元"), int(top[0]), "d"),
         Fact("top_share", Tr("its share of the output's length", "它占输出长度的比例"),

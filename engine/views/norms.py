@@ -168,6 +168,7 @@ def _params(preset):
         Fact("norm_count", Tr("norms", "归一化的个数"), 2 * n + 1, "d"),
         Fact("norm_share", Tr("norms' share of the total", "归一化占总数的比例"), norm_total / total, "pct"),
         Fact("total", Tr("total parameters", "总参数"), total, ","),
+        Fact("no_norms", Tr("total with the norms forgotten", "漏掉归一化时的总数"), total - norm_total, ","),
         Fact("published", Tr("published count", "公布的参数量"), published, ","),
         Fact("matches", Tr("the count matches the published one", "与公布的参数量一致"), total == published),
         Fact("bias", Tr("parameters biases and betas would add", "偏置和 beta 会多出的参数"), bias, ","),

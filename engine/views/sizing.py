@@ -184,9 +184,14 @@ def params_result(cfg: sizing.ModelConfig, context: int = 4096, published: int |
     rows += ((Tr("total", "总计"), "", total, 1.0),)
     facts = [Fact("total", Tr("total parameters", "参数总量"), total, ","),
              Fact("total_short", Tr("in short", "约合"), total, "short"),
+             Fact("total_billions", Tr("total, in billions", "参数总量（十亿）"), total / 1e9, ".2f"),
              Fact("per_layer", Tr("one layer with its two norms", "一层（含两个归一化）"), rep["per_layer"], ","),
              Fact("norms", Tr("all RMSNorm weights", "全部 RMSNorm 权重"),
-                  sum(n for k, n in rep["items"].items() if k.startswith("norm/")), ",")]
+                  sum(n for k, n in rep["items"].items() if k.startswith("norm/")), ","),
+             Fact("attention_mha", Tr("one layer's attention if K and V had every head (MHA)",
+                                      "若 K、V 每个头都有（MHA），一层注意力的参数量"),
+                  sum(n for k, n in sizing.layer_params(cfg.with_(n_kv_head=cfg.n_head)).items()
+                      if k.startswith("attention/")), ",")]
     if published is not None:  # the preset's, even when fields were changed: the screen says which
         published_name = published_name or cfg.name
         facts.append(Fact("published", Tr(f"count of the released {published_name} checkpoint",
@@ -260,6 +265,12 @@ def _kvcache(preset, context, kv_heads, batch, dtype):
     ), (Fact("formula", Tr("bytes per token", "每词元字节"),
              f"2 x {cfg.n_layer} x {cfg.n_kv_head} x {cfg.d_head} x {sizing.BYTES_PER_PARAM[dtype]:g}"),
         Fact("weights", Tr("weights in fp16", "fp16 权重"), weights, "bytes"),
+        Fact("cache_gb", Tr("cache in GB (10^9 bytes)", "缓存，GB（10^9 字节）"),
+             caches[1] / 1e9, "sig3"),
+        Fact("cache_gib", Tr("cache in GiB (2^30 bytes)", "缓存，GiB（2^30 字节）"),
+             caches[1] / 2**30, "sig3"),
+        Fact("k_only_gb", Tr("the cache with K alone, V forgotten, GB", "只算 K、漏掉 V 的缓存，GB"),
+             caches[1] // 2 / 1e9, "sig3"),
         Fact("group", Tr("query heads per KV head", "每个键值头对应的查询头"), cfg.n_head // cfg.n_kv_head, "d"),
         Fact("grouped", Tr("query heads share KV heads", "查询头共享键值头"), cfg.n_kv_head < cfg.n_head),
         Fact("mqa", Tr("one KV head for all", "所有查询头共用一个键值头"), cfg.n_kv_head == 1),

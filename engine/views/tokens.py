@@ -242,7 +242,9 @@ def _vocab_cost(vocab):
              grew, "short"),
         Fact("grew_vocab", Tr("of which embedding + head", "其中嵌入加输出头"), (l3[3] + l3[4]) - (l2[3] + l2[4]), "short"),
         Fact("yours_share", Tr("your row's share", "自定义那一行的占比"), yours[5], "pct"),
-        Fact("yours_total", Tr("your row's total", "自定义那一行的总参数"), yours[6], "short")))
+        Fact("yours_total", Tr("your row's total", "自定义那一行的总参数"), yours[6], "short"),
+        Fact("yours_head_forgotten", Tr("your row's total with the LM head forgotten", "自定义那一行漏算输出头时的总数"),
+             yours[6] - yours[4], "short")))
 
 
 register(View("vocab-cost", Tr("What the vocabulary costs", "词表的参数代价"),

@@ -169,7 +169,8 @@ def learner_rows(root: Path, lessons) -> list[dict]:
     rows = []
     for name, link in sorted(entries.items()):
         row = {"name": name, "lesson": None, "step": None, "steps": None, "step_id": None, "seen": {},
-               "last_active": None, "problem": "symlink" if link else None}
+               "last_active": None, "problem": "symlink" if link else None, "answered": None, "right": None,
+               "answers": {}}
         rows.append(row)
         if link:
             continue
@@ -192,6 +193,9 @@ def learner_rows(root: Path, lessons) -> list[dict]:
                 seen = len(set(progress.visited.get(lesson.id, [])) & ids)
                 if seen:
                     row["seen"][lesson.id] = seen
+            row["answers"] = answers_of(progress, lessons)
+            row["answered"] = sum(len(marks) for marks in row["answers"].values())
+            row["right"] = sum(right for marks in row["answers"].values() for right in marks.values())
             row["lesson"] = progress.lesson
             lesson = by_id.get(progress.lesson)
             if lesson is not None:  # clamped as the tour clamps it (Tour.goto)
@@ -201,13 +205,41 @@ def learner_rows(root: Path, lessons) -> list[dict]:
     return rows
 
 
+def answers_of(progress, lessons) -> dict[str, dict[str, bool]]:
+    """The questions of these lessons a learner answered, as lesson id -> question id -> whether right. A skipped
+    question (choice None) and one to be asked again (choice "") are left out, and so is any answer the progress
+    file holds for a question these lessons do not ask."""
+    out = {}
+    for lesson in lessons:
+        for q in lesson.questions:
+            record = progress.answered(lesson.id, q.id)  # None for a question to be asked again
+            if record is not None and record["choice"] is not None:
+                out.setdefault(lesson.id, {})[q.id] = record["right"]
+    return out
+
+
+def question_rows(rows, lessons) -> list[dict]:
+    """Each question of these lessons: how many learners answered it and how many missed it, the highest miss
+    rate first, so that a teacher sees which idea the class got wrong; a question no one answered comes last,
+    its miss rate None. Ties keep the lessons' order."""
+    out = []
+    for lesson in lessons:
+        for q in lesson.questions:
+            marks = [r["answers"][lesson.id][q.id] for r in rows if q.id in r["answers"].get(lesson.id, {})]
+            missed = marks.count(False)
+            out.append({"id": q.id, "lesson": lesson.id, "answered": len(marks), "missed": missed,
+                        "miss_rate": missed / len(marks) if marks else None})
+    return sorted(out, key=lambda r: (r["miss_rate"] is None, -(r["miss_rate"] or 0)))
+
+
 PROBLEMS = {"missing": ("no progress saved yet", "还没有保存进度"), "broken": ("progress file is broken", "进度文件已损坏"),
             "unreadable": ("progress file cannot be read", "进度文件无法读取"),
             "symlink": ("folder is a symbolic link, not read", "文件夹是符号链接，未读取")}
 
 
 def cmd_report(args, lang) -> int:
-    """Where each learner is: lesson and step, steps seen per lesson, last active."""
+    """Where each learner is: lesson and step, steps seen per lesson, last active; once anyone has answered a
+    question, how many each answered and got right, and each question's miss rate across the class."""
     from ..state import LEARNERS, state_dir
     from .lessons import lessons_for
 
@@ -215,12 +247,13 @@ def cmd_report(args, lang) -> int:
     root = state_dir() / LEARNERS
     rows = learner_rows(root, lessons)
     steps = {x.id: len(x.steps) + 1 for x in lessons}  # the recap counted, as `xf-tour lessons --json` does
+    questions = question_rows(rows, lessons)
     if args.json:
         for row in rows:
             if row["last_active"] is not None:
                 row["last_active"] = datetime.fromtimestamp(row["last_active"], timezone.utc).strftime(
                     "%Y-%m-%dT%H:%M:%SZ")
-        print(json_text({"folder": str(root), "steps": steps, "learners": rows}, indent=1))
+        print(json_text({"folder": str(root), "steps": steps, "learners": rows, "questions": questions}, indent=1))
         return 0
     if not rows:
         print(printable_line(f"{root} 里还没有学习者" if lang == "zh" else f"no learners in {root} yet"))
@@ -239,4 +272,18 @@ def cmd_report(args, lang) -> int:
         lesson = "-" if r["lesson"] is None else printable_line(r["lesson"])[:32]  # one no longer shipped: as saved
         cells.append((r["name"], lesson, step, when, seen))
     print(table(heads, cells, last_wraps=True))
+    if any(r["answered"] for r in rows):
+        print()
+        print(answers_tables(rows, questions, zh))
     return 0
+
+
+def answers_tables(rows, questions, zh: bool) -> str:
+    """Two tables: each learner's questions answered and answered right, then each question's miss rate."""
+    heads = ("学习者", "已答", "答对") if zh else ("learner", "answered", "right")
+    mine = [(r["name"], "-", "-") if r["answered"] is None else (r["name"], r["answered"], r["right"]) for r in rows]
+    heads_q = ("题目", "课程", "已答", "答错", "答错率") if zh else ("question", "lesson", "answered", "missed",
+                                                               "miss rate")
+    theirs = [(printable_line(q["id"]), printable_line(q["lesson"]), q["answered"], q["missed"],
+               "-" if q["miss_rate"] is None else f"{round(100 * q['miss_rate'])}%") for q in questions]
+    return table(heads, mine) + "\n\n" + table(heads_q, theirs)

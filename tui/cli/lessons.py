@@ -39,7 +39,8 @@ def checked():
     from lessons.check import CACHE_NAME, Checked
 
     from ..state import state_dir
-    return Checked(state_dir() / CACHE_NAME)
+    from ..quiz_check import question_errors
+    return Checked(state_dir() / CACHE_NAME, more=question_errors)
 
 
 def refuse(problems, folder) -> None:
@@ -76,10 +77,12 @@ def cmd_check_lessons(args, lang) -> int:
     from lessons.check import check_deep
     from lessons.loader import SHIPPED, load_lessons
 
+    from ..quiz_check import question_errors
+
     folder = args.dir or getattr(args, "lessons", None) or SHIPPED
     lessons, errors = load_lessons(folder, strict=False)
     for lesson in lessons:
-        errors += check_deep(lesson)
+        errors += check_deep(lesson, more=question_errors)
     if not errors:  # every step laid out at 80x24, as the app lays it out: nothing may scroll
         from ..fit import fit_problems
         errors += fit_problems(lessons)

@@ -78,7 +78,8 @@ def print_args(argv) -> SimpleNamespace | None:
             return None
         closed = bool(views)
     return SimpleNamespace(lesson=None, learner=None, command="print", views=views, set=[], json="--json" in flags,
-                           plot="--plot" in flags, run="printout:cmd_print", **({"lang": lang} if lang else {}))
+                           plot="--plot" in flags, answers=False, run="printout:cmd_print",
+                           **({"lang": lang} if lang else {}))
 
 
 def build_parser(lang: str):
@@ -129,7 +130,19 @@ def build_parser(lang: str):
     show.add_argument("--plot", action="store_true",
                       help=t("also draw the charts, in ASCII and braille without colour (screen readers: leave it off)",
                              "同时画出图表：ASCII 和盲文点字符，不带颜色（用读屏软件时请别加）"))
+    show.add_argument("--answers", action="store_true",
+                      help=t("with --lesson: give each question's answer and why", "与 --lesson 同用：给出每道题的答案和原因"))
     show.set_defaults(run="printout:cmd_print")
+
+    quiz = sub.add_parser("quiz", parents=[common], help=t("the lessons' questions, each with the answer the engine gives",
+                                                            "列出课程里的题目，以及引擎算出的答案"))
+    quiz.add_argument("--lesson", metavar="ID", help=t("only this lesson's questions", "只列这一课的题目"))
+    quiz.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                      help=t("ask at this setting instead of the step's own, e.g. --set d=64",
+                             "在这个设置下提问，而不是按该步自己的设置，例如 --set d=64"))
+    quiz.add_argument("--json", action="store_true", help=t("print JSON, with the evidence that decides each answer",
+                                                            "输出 JSON，附上决定每个答案的依据"))
+    quiz.set_defaults(run="quiz:cmd_quiz")
 
     lessons = sub.add_parser("lessons", parents=[common], help=t("list the lessons", "列出所有课程"))
     lessons.add_argument("--json", action="store_true", help=t("print JSON", "输出 JSON"))

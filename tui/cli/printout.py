@@ -1,4 +1,5 @@
-"""xf-tour print: views as tables or JSON, or a whole lesson as plain text."""
+"""xf-tour print: views as tables or JSON, or a whole lesson as plain text (with its questions, and with
+--answers their answers)."""
 
 import sys
 
@@ -13,6 +14,9 @@ def cmd_print(args, lang) -> int:
 
     if args.lesson is not None:
         return _print_lesson(args, lang)
+    if args.answers:
+        raise UsageError("--answers goes with --lesson ID: it gives the answers of that lesson's questions",
+                         "--answers 要和 --lesson ID 一起用：它给出这一课各题的答案")
     if args.views:  # only the topics these views live in are imported
         views = [get_view(v) for v in args.views]
     else:
@@ -40,7 +44,9 @@ def _print_lesson(args, lang) -> int:
 
     lesson = pick({x.id: x for x in lessons_for(args)}, args.lesson, "lesson", "课程")
     from ..plain import render_lesson, write
-    write(lambda out: render_lesson(lesson, lang, min(out.width, 80), plot=args.plot))
+    from .quiz import lesson_asks
+    asks = lesson_asks(lesson, lang, args.answers)
+    write(lambda out: render_lesson(lesson, lang, min(out.width, 80), plot=args.plot, asks=asks))
     return 0
 
 

@@ -18,11 +18,12 @@ from .. import page
 from ..i18n import t
 from ..plain import fill
 from ..widgets.lines import Lines
+from .asking import Asking
 
 BROKEN = (KeyError, IndexError, ValueError)  # what a step that names what its view lacks raises as it is drawn
 
 
-class LessonScreen(Screen):
+class LessonScreen(Asking, Screen):
     """One step of one lesson at a time."""
 
     BINDINGS = [
@@ -57,6 +58,9 @@ class LessonScreen(Screen):
         self._held_lit = None             # {key: lit} kept from before a press until its frame is up
         self._computing = None            # (view, settings) of the slow view a thread is computing (_compute)
         self.footer: list[page.Key] = []  # what the footer shows: the tests read which keys are lit
+        self.asking = None                # a quiz.Posed: the question waiting for an answer before its key acts
+        self.typed = ""                   # what the learner has typed of a number answer
+        self.revealed = None              # (quiz.Posed, the choice): the answer's reveal, until the next key
 
     def on_mount(self) -> None:
         self.query_one("#body").focus()
@@ -112,8 +116,11 @@ class LessonScreen(Screen):
             widget.update(content) if isinstance(widget, Static) else widget.show(content)
 
     def say(self, head: str = "", tail: str = "", style: str = "italic") -> None:
-        """Put a note in the message lines until the next key; redraw."""
+        """Put a note in the message lines until the next key; redraw. A note takes the place of an answer's
+        reveal; a question waiting stays (say() alone, as the language changes, keeps the reveal too)."""
         self._note = (head, tail, style) if head or tail else None
+        if self._note is not None:
+            self.revealed = None
         self.redraw()
 
     def redraw(self) -> None:
@@ -163,9 +170,10 @@ class LessonScreen(Screen):
         where = (lang, tour.lesson_index, tour.step_index)
         title = page.title_lines(tour.lesson, tour.step_index, tour.pages(), tour.page_title(), lang, w)
         self._set("title", ("title", where, w), lambda: Text("\n").join(title))
-        items = self.footer = page.footer_items(tour, self._lit, self._marks, self.app.training_running())
+        items = self.footer = page.footer_items(tour, self._lit, self._marks, self.app.training_running(),
+                                                self.asking)
         footer = page.footer_lines(items, w)
-        self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked) for i in items), w),
+        self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked, i.newline) for i in items), w),
                   lambda: Text("\n").join(footer))
         height = h - len(title) - page.MESSAGE_LINES - len(footer)  # what the body has: it fills it all
         training = self.app.training_panel() if self._training_here() else None
@@ -189,7 +197,11 @@ class LessonScreen(Screen):
                          colors=self.app.heat_colors)
 
     def _draw_message(self, w: int) -> None:
-        if self._note is not None:
+        lines = self.question_lines()
+        if lines is not None:
+            head, tail, style = lines
+            self._set("message", ("quiz", head, tail, style, w), lambda: page.message_lines(head, tail, w, style))
+        elif self._note is not None:
             head, tail, style = self._note
             self._set("message", ("note", self._note, w), lambda: page.message_lines(head, tail, w, style))
         else:
@@ -240,8 +252,8 @@ class LessonScreen(Screen):
     # --- actions ------------------------------------------------------------------------
 
     def arrived(self) -> None:
-        """A new step is on screen: no marks, no note, the body at its top."""
-        self._marks, self._pressed = page.Marks(), None
+        """A new step is on screen: no marks, no note, no question, the body at its top."""
+        self._marks, self._pressed, self.asking, self.revealed = page.Marks(), None, None, None
         self.query_one("#body").scroll_home(animate=False)
         self.say()
 
@@ -253,11 +265,13 @@ class LessonScreen(Screen):
             self.say(tail=t(edge, self.tour.lang))
 
     def action_next(self) -> None:
-        """Go to the next step, into the next lesson after the last one."""
+        """Go to the next step, into the next lesson after the last one; a question waiting is skipped."""
+        self._skip_question()
         self._moved(self.tour.next(), "end")
 
     def action_prev(self) -> None:
-        """Go back one step, into the previous lesson before the first one."""
+        """Go back one step, into the previous lesson before the first one; a question waiting is skipped."""
+        self._skip_question()
         self._moved(self.tour.prev(), "start")
 
     def action_experiment(self, key: str) -> None:
@@ -282,6 +296,14 @@ class LessonScreen(Screen):
         if not tour.applies(x):
             self.say(tail=t("no_change", lang, key=key, param=x.param))
             return
+        if self._ask(key):
+            return
+        self._press(key)
+
+    def _press(self, key: str) -> None:
+        """Press an experiment's key (it changes the step: _experiment looked): the view at its next value."""
+        tour = self.tour
+        x = tour.experiment(key)
         before, was = tour.result(), tour.value_of(x)
         tour.press(key)
         if tour.pending():
