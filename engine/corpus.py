@@ -173,6 +173,42 @@ def parse(text: str) -> Sentence:
     return Sentence(words, float("nan"), plural, verb_at, None)
 
 
+def _shapes() -> list[tuple[frozenset, ...]]:
+    """Every sentence shape of the grammar as a sequence of slots, each the set of words that may stand there:
+    the optional parts taken and left out, the verb agreeing with the subject. 40 shapes."""
+    nouns = frozenset(w for pair in NOUNS for w in pair)
+    the, dot, places = frozenset({THE}), frozenset({DOT}), frozenset(PLACES)
+    place = [(frozenset(PLACE_PREPS), the, places)]
+    shapes = []
+    for number in (0, 1):
+        subject = frozenset(pair[number] for pair in NOUNS)
+        for adjective in ((), (frozenset(ADJECTIVES),)):
+            for distractor in ((), (frozenset(DISTRACTOR_PREPS), the, nouns)):
+                head = (the, *adjective, subject, *distractor)
+                verbs = [((frozenset(v[number] for v in INTRANSITIVE),), place),
+                         ((frozenset(v[number] for v in TRANSITIVE), the, nouns), []),
+                         ((frozenset(PAST),), place)]
+                for verb, tails in verbs:
+                    for tail in ((), *tails):
+                        shapes.append((*head, *verb, *tail, dot))
+    return shapes
+
+
+def grammatical(words) -> tuple[bool, bool]:
+    """Whether the words begin a sentence the grammar makes, and whether they are one whole: a learner's own
+    sentence may be neither, and the model meets it all the same."""
+    words = tuple(words)
+    begins = whole = False
+    for shape in _SHAPES:
+        if len(words) <= len(shape) and all(w in slot for w, slot in zip(words, shape)):
+            begins = True
+            whole = whole or len(words) == len(shape)
+    return begins, whole
+
+
+_SHAPES = _shapes()
+
+
 # --- many sentences at once, as token ids ---------------------------------------------------
 # Training reads tens of thousands of sentences; drawn one by one in Python they took a third of its
 # time. Here every choice of a sentence has its own column of uniforms, used or not, so a draw is a

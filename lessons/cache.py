@@ -29,11 +29,12 @@ _CODE = (Path(__file__).resolve().parent, Path(__file__).resolve().parent.parent
 
 
 @functools.cache
-def code_stamp() -> str:
+def code_stamp(*more: Path) -> str:
     """What a cached verdict depends on besides the file: the engine's and the lessons package's code and data
-    (the trained weights), by each file's size and time (a stat each, no read). Once a process: the code it
-    runs is the code it started with."""
-    files = sorted(p for folder in _CODE for p in folder.rglob("*") if "__pycache__" not in p.parts and p.is_file())
+    (the trained weights), and the folders in `more` (the app's, whose graders a check may run), by each file's
+    size and time (a stat each, no read). Once a process: the code it runs is the code it started with."""
+    files = sorted(p for folder in (*_CODE, *more) for p in folder.rglob("*")
+                   if "__pycache__" not in p.parts and p.is_file())
     stats = [(str(p), (st := p.stat()).st_size, st.st_mtime_ns) for p in files]
     return hashlib.sha256(repr(stats).encode()).hexdigest()
 

@@ -119,8 +119,10 @@ class Checked:
     Kept as lessons/cache.py keeps its caches. Only passes are kept: a file with a problem is checked, and its
     problem reported, every time."""
 
-    def __init__(self, path: Path | None, more=None):
-        self.path, self.stamp, self.more = path, code_stamp(), more  # more: check_deep's
+    def __init__(self, path: Path | None, more=None, code: tuple[Path, ...] = ()):
+        # more: check_deep's; code: the folders of its code, which the stamp covers too (a changed grader
+        # checks every file again)
+        self.path, self.stamp, self.more = path, code_stamp(*code), more
         self.passed, self.checks = set(read_json(path, self.stamp)), 0
 
     def problems(self, lesson: Lesson, steps=None) -> list[LessonError]:

@@ -244,12 +244,17 @@ async def test_saving_is_atomic_and_leaves_no_temporary_files(state):
     assert sorted(p.name for p in state.iterdir()) == ["progress.json"]
 
 
-async def test_the_body_has_the_focus_and_nothing_to_scroll(state):
+async def test_nothing_has_the_focus_and_nothing_scrolls(state):
+    """The keys are the screen's: the focus moves only to the typing line (e) and back, and a screen whose focus
+    moves repaints whole, so nothing else takes it."""
     app = make_app(lang="en", lesson="attention", state_dir=state)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         body = app.lesson_screen().query_one("#body")
-        assert app.focused is body and body.max_scroll_y == 0 and not body.has_class("-overflow")
+        assert app.focused is None and body.max_scroll_y == 0 and not body.has_class("-overflow")
+        await pilot.press("e", "escape")
+        await pilot.pause()
+        assert app.focused is None
 
 
 async def test_palette_paging_before_the_list_is_laid_out_does_not_crash(state):

@@ -230,7 +230,7 @@ async def test_a_page_that_must_scroll_says_so_and_scrolls_from_its_top(tmp_path
         await pilot.pause()
         body = app.lesson_screen().query_one("#body")
         assert body.max_scroll_y > 0 and body.has_class("-overflow") and "Up/Down" in body.border_subtitle
-        assert app.focused is body  # the one pane there is, so Up and Down scroll it
+        assert app.focused is None  # the keys are the screen's, and Up and Down scroll the body
         await pilot.press("down", "down")
         assert body.scroll_y > 0
         await pilot.resize_terminal(100, 30)

@@ -187,3 +187,31 @@ async def test_a_cached_setting_the_view_refuses_is_said_inline_and_no_key_crash
             await pilot.press(key)
             assert app._exception is None and app.screen is screen, key
         assert "The engine refused" in screen.query_one("#message").content.plain
+
+
+def test_a_pass_is_checked_again_once_the_code_of_its_graders_changes(tmp_path):
+    """The deep check runs the app's graders (tui/quiz_check.py): the checked cache's stamp covers their folder,
+    so a pass kept before they changed does not hold after."""
+    import os
+
+    from lessons.check import Checked
+
+    code = tmp_path / "grader"
+    code.mkdir()
+    (code / "grade.py").write_text("RIGHT = 1\n")
+    lesson = next(x for x in load_lessons(SHIPPED)[0] if x.id == "ffn")
+    calls = []
+
+    def more(lesson, steps=None):
+        calls.append(lesson.id)
+        return []
+
+    first = Checked(tmp_path / "checked.json", more=more, code=(code,))
+    assert first.all_problems([lesson]) == [] and calls == ["ffn"]
+    assert Checked(tmp_path / "checked.json", more=more, code=(code,)).all_problems([lesson]) == []
+    assert calls == ["ffn"]  # the pass held: nothing was checked again
+    (code / "grade.py").write_text("RIGHT = 22\n")
+    os.utime(code / "grade.py", ns=(1, 1))
+    code_stamp.cache_clear()  # a new process
+    Checked(tmp_path / "checked.json", more=more, code=(code,)).all_problems([lesson])
+    assert calls == ["ffn", "ffn"]

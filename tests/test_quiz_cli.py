@@ -306,7 +306,7 @@ def test_print_lesson_asks_each_question_at_its_step_and_answers_only_when_asked
     code, out, err = cli(capsys, "print", "--lesson", "drill", "--lessons", drill, "--lang", "en")
     assert code == 0, err
     text = squeezed(out)
-    step1, step2, end = text.index("Step 1/2"), text.index("Step 2/2"), text.index("Experiments")
+    step1, step2, end = text.index("Step 1/3"), text.index("Step 2/3"), text.index("Step 3/3: Recap")
     asks = [text.index("Predict [1] causal on -> off: the weight sat gives on will be"),
             text.index("Predict [2] d_model 4096 -> 8192: d_ff, now 11,008, will"),
             text.index("Predict [2] d_model 4096 -> 8192: whose d_ff will be larger?"),

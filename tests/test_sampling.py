@@ -183,7 +183,7 @@ def test_samples_repeat_for_a_seed_and_change_with_another():
     def texts(seed):
         return [row[1] for row in by_key(run_view("tiny-sample", dict(seed=seed, temperature=1.5)), "samples").rows]
 
-    fresh = views._tiny_sample.__wrapped__("the cat near the dogs", 1.5, 0, 1.0, 4)  # past the view's memo
+    fresh = views._tiny_sample.__wrapped__("the cat near the dogs", 1.5, 0, 1.0, 4, "seed0")  # past the view's memo
     assert texts(4) == [row[1] for row in by_key(fresh, "samples").rows]
     assert texts(4) != texts(5)
     greedy = [row[1] for row in by_key(run_view("tiny-sample", dict(seed=4, temperature=0)), "samples").rows]

@@ -26,7 +26,7 @@ KEYS = (list("np1234567890tclow") + ["question_mark", "escape", "enter", "up", "
 ROUNDS = [  # (lesson, or None for the workbench on its own; size; first keys; random events)
     ("params", (80, 24), ["w"], 160),  # the storm starts in the workbench opened from the lesson
     ("attention", (40, 10), [], 100),
-    ("heads", (120, 40), [], 120),
+    ("heads", (120, 40), ["c"], 120),  # from the code window: e opens a line that takes the keys after it
     ("positional", (80, 24), ["ctrl+p"], 80),
     (None, (80, 24), [], 100),
 ]
@@ -63,11 +63,12 @@ async def storm_round(rng, lesson, size, first, events, state, seen: set) -> Non
         # The end of a round: back to the lesson (or stay in the workbench), quit, and keys typed after it.
         if lesson is not None:
             for _ in range(10):
-                if isinstance(app.screen, LessonScreen):
+                if isinstance(app.screen, LessonScreen) and not app.screen.editing:  # (q would be typed on the line)
                     break
                 await asyncio.wait_for(pilot.press("escape"), 30)
                 await until(pilot, lambda: app._held_keys is None)
-            assert isinstance(app.screen, LessonScreen), f"{where}: Esc does not lead back to the lesson"
+            assert isinstance(app.screen, LessonScreen) and not app.screen.editing, \
+                f"{where}: Esc does not lead back to the lesson"
         after = [key for key in (KEYS[i] for i in rng.integers(len(KEYS), size=3)) if key != "ctrl+p"]
         raw_keys(app, "q" if lesson is not None else "ctrl+q", *after)  # (see the note on ctrl+p above)
 

@@ -318,6 +318,13 @@ class XfTourApp(App):
             elif hasattr(screen, "redraw"):
                 screen.redraw()
 
+    def open_end(self) -> None:
+        """The end of the tour, after the last recap (screens/overview.py)."""
+        from .screens.overview import EndScreen, OverviewScreen
+
+        if not isinstance(self.screen, OverviewScreen):
+            self.push_screen(EndScreen())
+
     def open_overview(self) -> None:
         """Show the lessons and the progress in each."""
         from .screens.overview import OverviewScreen
@@ -388,7 +395,7 @@ class XfTourApp(App):
 
 def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Path | None = None,
              state_dir: Path | None = None, lessons=None, bench=None, colors: str | None = None,
-             asks: bool | None = None) -> XfTourApp:
+             asks: bool | None = None, weights: str | None = None) -> XfTourApp:
     """Build the app the way the command line does; the tests use this too, and may fix `colors` (tui/heat.py)
     so that a snapshot does not depend on the terminal the tests run in."""
     from lessons.loader import SHIPPED, load_lessons
@@ -400,7 +407,7 @@ def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Pa
     chosen = lang or progress.lang or default_lang()
     if asks is None:  # XF_TOUR_QUESTIONS=off: the keys act without asking (a teacher showing the tour)
         asks = os.environ.get("XF_TOUR_QUESTIONS", "on").lower() != "off"
-    return XfTourApp(Tour(lessons, progress, chosen, asks=asks), store, lesson, bench, colors)
+    return XfTourApp(Tour(lessons, progress, chosen, asks=asks, weights=weights), store, lesson, bench, colors)
 
 
 def run_tour(app: XfTourApp) -> int:

@@ -85,10 +85,23 @@ TEXTS = {
     "edit_key": ("type", "输入"),
     "apply_key": ("apply", "应用"),
     "cancel_key": ("cancel", "取消"),
-    "edit_hint": ("Type name=value ({names}); Enter applies, Esc cancels.",
-                  "输入 名称=值（{names}）；回车应用，Esc 取消。"),
-    "edit_hint_sentence": ("Type a sentence of the tiny grammar, or name=value ({names}); Enter applies.",
-                           "输入一句小语法里的句子，或 名称=值（{names}）；回车应用。"),
+    "edit_hint": ("Type name=value, a setting the footer shows; Enter applies, Esc cancels.",
+                  "输入 名称=值（底栏里的设置）；回车应用，Esc 取消。"),
+    "edit_hint_sentence": ("Type your own sentence of the tiny grammar, or name=value; Enter applies.",
+                           "输入你自己的一句（小语法里的词），或 名称=值；回车应用。"),
+    "edit_hint_text": ("Type any text, up to 200 characters, or name=value; Enter applies, Esc cancels.",
+                       "输入任意文本（最多 200 个字符），或 名称=值；回车应用，Esc 取消。"),
+    "edit_text_side_en": ("Your text stands in for the English sentence; the Chinese one stays.",
+                          "你的文本替换了英文那一句；中文那一句不变。"),
+    "edit_text_side_zh": ("Your text stands in for the Chinese sentence; the English one stays.",
+                          "你的文本替换了中文那一句；英文那一句不变。"),
+    "edit_weights_form": ("Type weights=FILE.npz, a file that xf-tour train wrote.",
+                          "请输入 weights=FILE.npz，即 xf-tour train 写出的文件。"),
+    "edit_weights_open": ("Your weights, {name}, are run=yours on every trained-model step from now on.",
+                          "你的权重 {name} 从现在起在每个训练好的小模型步骤里作为 run=yours 显示。"),
+    "yours_idle": ("run=yours: the tables and figures are your weights', {name}; the prose was written for the "
+                   "shipped run, so a claim it makes may not hold for yours.",
+                   "run=yours：表格和数字来自你的权重 {name}；正文是按随附的训练写的，其中的说法未必适用于你的模型。"),
     "edit_control": ("Control characters are refused: type plain text.", "不接受控制字符：请输入普通文字。"),
     "edit_empty": ("Nothing typed: type name=value, or press Esc.", "什么也没输入：请输入 名称=值，或按 Esc。"),
     "edit_form": ("Type name=value, where name is one of: {names}.", "请输入 名称=值，名称是以下之一：{names}。"),
@@ -98,6 +111,7 @@ TEXTS = {
                           "「{word}」不在小模型的 {n} 个词元里；试试 {near}。"),
     "edit_odd": ("The grammar never makes this sentence: see what the model does with it.",
                  "小语法从不产生这样的句子：看看模型怎么对待它。"),
+    "edit_too_big": ("That would not fit one {w}x{h} screen: try a shorter one.", "这样一屏（{w}x{h}）放不下：换个短一些的。"),
     "no_edit": ("This page has no settings to type.", "这一页没有可输入的设置。"),
     "answer_key": ("answer", "作答"),
     "type_key": ("type, Enter", "输入，回车"),
@@ -133,8 +147,19 @@ TEXTS = {
     "code_title": ("Code behind this table: {names}", "这张表背后的代码：{names}"),
     "overview_title": ("Lessons: Enter opens one, r asks its questions again, Esc goes back",
                        "课程：回车打开，r 重新提问这一课的问题，Esc 返回"),
-    "steps_seen": ("{seen}/{n} steps seen", "已看 {seen}/{n} 步"),
-    "questions_right": (", {right}/{n} right", "，答对 {right}/{n} 题"),
+    "tour_line": ("Whole tour: {seen}/{steps} steps seen, {right}/{asked} questions right, about {left} min left.",
+                  "整个导览：已看 {seen}/{steps} 步，答对 {right}/{asked} 题，大约还要 {left} 分钟。"),
+    "col_lesson": ("lesson", "课程"),
+    "col_steps": ("steps", "步数"),
+    "col_right": ("right", "答对"),
+    "col_minutes": ("min", "分钟"),
+    "estimate_note": ("min estimated from {words} words/min, {look} s/step, {press} s/press, {ask} s/question.",
+                      "分钟为估计：每分钟读 {chars} 字，每步 {look} 秒，每次按键 {press} 秒，每题 {ask} 秒。"),
+    "end_title": ("The end of the tour: Enter opens a lesson again, Esc goes back",
+                  "导览到此结束：回车重新打开一课，Esc 返回"),
+    "end_revisit": ("Worth a second look (a question missed or unanswered, a step not seen): {lessons}.",
+                    "值得再看一遍（有题答错或未答、有步未看）：第 {lessons} 课。"),
+    "end_all_done": ("Every step seen and every question right. Well done.", "每一步都看过，每道题都答对了。做得好。"),
     "help_title": ("Keys", "按键"),
     "help_body": (
         "n or Right   next step (across lessons)\n"
@@ -150,8 +175,8 @@ TEXTS = {
         "w            the sizing workbench (params and kvcache lessons)\n"
         "Ctrl+P       jump to any lesson or step\n"
         "Up, Down     scroll, where a page is longer than the window\n"
-        "?            this help\n"
-        "q            quit (your place is saved)\n"
+        "e            type a setting (d=300), your own sentence or text, then Enter\n"
+        "? and q      this help; quit (your place is saved)\n"
         "Esc          close a window such as this one",
         "n 或 右方向键    下一步（可跨课程）\n"
         "p 或 左方向键    上一步\n"
@@ -166,8 +191,8 @@ TEXTS = {
         "w                参数与内存计算器（params、kvcache 两课）\n"
         "Ctrl+P           跳到任意一课或任意一步\n"
         "上、下方向键     页面比窗口长时滚动\n"
-        "?                显示本帮助\n"
-        "q                退出（会记住当前位置）\n"
+        "e                输入一个设置（d=300）、你自己的句子或文本，再按回车\n"
+        "? 和 q           本帮助；退出（会记住当前位置）\n"
         "Esc              关闭本窗口这类弹出窗口"),
     "calc_title": ("Sizing workbench: type a model card's numbers; every output follows each keystroke",
                    "参数与内存计算器：填入模型卡上的数字，每敲一个键，结果随之更新"),

@@ -30,6 +30,7 @@ from textual import events
 from textual.geometry import Size
 
 PENDING = 16   # keys and pastes posted to the app and not yet arrived, beyond which one that does not quit is dropped
+TYPING = 224   # the same while the learner types a line (e): a burst of typed text is as long as the line, 200
 MICE = 32      # mouse reports posted and not yet arrived, beyond which one is dropped (without a note: a
 #                terminal sends one for every cell the pointer crosses, and the next one says where it is)
 OTHERS = 32    # other events (focus changes, resizes, replies) posted and not yet arrived, the same
@@ -223,6 +224,11 @@ class KeyGate:
         self.told = 0          # dropped keys the learner has been told of
         self.last_key = 0.0    # time.monotonic() when the app last received a key
         self._timer = None     # the timer that says the note once the keys stop (tell)
+
+    def typing(self, on: bool) -> None:
+        """While a line is open for typing, a burst of keys as long as the line goes through whole: each key
+        only adds a character to the line. The bound is an int, read by the driver's thread as it stands."""
+        self.keys.bound = TYPING if on else PENDING
 
     def dropped(self) -> int:
         """Keys dropped so far, on their way or from a hold."""

@@ -121,7 +121,8 @@ def same_place(before: Result, after: Result, ref: str, lang: str) -> bool:
 # --- the parts of a page ----------------------------------------------------------------
 
 def title_lines(lesson, index: int, pages: int, step_title: str, lang: str, width: int) -> list[Text]:
-    """The lesson and the step on one line; the lesson's title is shortened before the step's is."""
+    """The lesson and the step on one line; the lesson's title is shortened before the step's is. A lesson's
+    pages are its steps and the recap, which `o`, `lessons` and `print` count as its last step too."""
     room = width - 2 * PAD
     head = f"{lesson.order}. "
     step = f"{index + 1}/{pages} {printable(step_title)}"
@@ -335,10 +336,26 @@ class Page:
         return len(self.title) + self.body.lines + MESSAGE_LINES + len(self.footer)
 
 
-def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = False, asking=None) -> list[Key]:
+BRIEF = 24  # cells of a text setting's value in the footer: the text is shown whole on the page, begun here
+TEXTS = {"text"}  # the settings of kind "text" (any text, 200 characters): named here, not looked up, so that the
+#                   first frame imports no view (a test checks every view's text settings are named here)
+
+
+def brief(value: str, most: int = BRIEF) -> str:
+    """A setting's value cut to `most` cells, "..." ending one that was cut."""
+    if cell_len(value) <= most:
+        return value
+    while cell_len(value) > most - 3:
+        value = value[:-1]
+    return value + "..."
+
+
+def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = False, asking=None,
+                 editing: bool = False) -> list[Key]:
     """The footer of the current step: each experiment key with its setting, the view's other settings,
     then the keys that move and show. `lit(experiment)` says whether a key would change the step. While a
-    question waits (`asking`, a quiz.Posed), the keys that answer and skip it instead of those that move."""
+    question waits (`asking`, a quiz.Posed), the keys that answer and skip it instead of those that move; while
+    the typing line is open (`editing`), the keys that apply and close it."""
     lang, items = tour.lang, []
     params = {} if tour.on_recap() else tour.result().params
     bound = set()
@@ -351,8 +368,13 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
             items.append(Key(x.key, f"{x.param}={fmt_value(params[x.param])}", lit(x), x.param in marks.settings))
         else:
             items.append(Key(x.key, x.param, False))
-    items += [Key("", f"{name}={fmt_value(value)}", True, name in marks.settings)
+    items += [Key("", f"{name}={brief(fmt_value(value)) if name in TEXTS else fmt_value(value)}", True,
+                  name in marks.settings)
               for name, value in params.items() if name not in bound]
+    if editing:  # the typing line is open: what applies it and what closes it
+        return items + [Key("Enter", t("apply_key", lang), newline=bool(items)), Key("Esc", t("cancel_key", lang))]
+    if params:
+        items.append(Key("e", t("edit_key", lang)))
     if asking is not None:  # a question waits: its answer keys, and the keys that skip it
         answer = (Key("0-9", t("type_key", lang)) if asking.question.kind == "number"
                   else Key(f"a-{'abcd'[len(asking.options) - 1]}", t("answer_key", lang)))
@@ -443,6 +465,8 @@ def idle_message(tour, width: int = MIN_WIDTH, lit=None) -> str:
     lang = tour.lang
     if tour.on_recap():
         return t("recap_keys", lang)
+    if tour.settings().get("run") == "yours":  # the learner's own weights: what is theirs, and what is not
+        return t("yours_idle", lang, name=tour.weights or "")
     live = [x for x in tour.lesson.experiments if (lit or tour.takes)(x)]
     if not live:
         return t("no_experiments_here", lang)

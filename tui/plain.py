@@ -204,10 +204,11 @@ def render_lesson(lesson, lang: str, width: int = 80, plot: bool = False, asks=N
     t = (lambda en, zh: zh if lang == "zh" else en)
     colon = "：" if lang == "zh" else ": "
     parts = [Text(f"{lesson.order}. {printable(lesson.title(lang))}", style="bold underline"), Text("")]
+    pages = len(lesson.steps) + 1  # the recap is the last step, as the app's title line counts it
     for i, step in enumerate(lesson.steps, 1):
         view = VIEWS[step.view]
         result = view.run(step.params)
-        head = t(f"Step {i}/{len(lesson.steps)}: ", f"第 {i}/{len(lesson.steps)} 步：")
+        head = t(f"Step {i}/{pages}: ", f"第 {i}/{pages} 步：")
         parts += [Text(head + printable(step.title(lang)), style="bold"),
                   *prose(settings_line(result.params), width, style="dim")]
         parts += prose(fill(step.text(lang), result, lang), width)
@@ -226,6 +227,7 @@ def render_lesson(lesson, lang: str, width: int = 80, plot: bool = False, asks=N
         for indent, line in (asks or {}).get(step.id, []):
             parts += prose(line, width, indent=indent, gap=False)
         parts.append(Text(""))
+    parts += [Text(t(f"Step {pages}/{pages}: Recap", f"第 {pages}/{pages} 步：小结"), style="bold"), Text("")]
     if lesson.experiments:
         parts += [Text(t("Experiments", "实验"), style="bold underline")]
         for x in lesson.experiments:

@@ -12,6 +12,9 @@ from lessons.loader import applies as _applies
 from .i18n import t
 from .state import Progress
 
+YOURS = "yours"  # engine.views.tiny.YOURS, the run of the learner's own weights; not imported: that would bring
+#                  numpy in before the first frame (a test keeps the two equal)
+
 RECAP = "recap"  # the id of the page after a lesson's last step
 RECAP_TITLE = Tr("Recap", "小结")
 
@@ -48,8 +51,10 @@ class Tour:
     lesson_index: int = 0
     step_index: int = 0
     presses: dict = field(default_factory=dict)  # lesson id -> {experiment key: index into its values}
+    typed: dict = field(default_factory=dict)    # lesson id -> {setting: the value the learner typed (e)}
     recalled: dict = field(default_factory=dict)  # run key -> a Result an earlier start kept (recall, confirm)
     sketch: dict = field(default_factory=dict)    # view id -> (its parameters' names, whether it names code)
+    weights: str | None = None  # the name of the learner's own weights file (--weights): run=yours by default
     asks: bool = True  # whether the lessons' questions are asked (XF_TOUR_QUESTIONS=off: a teacher's demo)
 
     def __post_init__(self):
@@ -148,7 +153,11 @@ class Tour:
     def _next_index(self, experiment) -> int:
         """Where a press moves: after the value on screen (the first press starts from what the step shows)."""
         pressed = self.presses.get(self.lesson.id, {})
-        if experiment.key in pressed:
+        typed = self.typed.get(self.lesson.id, {})
+        if experiment.param in typed:  # a value typed goes on to the listed value after it, or the first
+            value = typed[experiment.param]
+            index = experiment.values.index(value) if value in experiment.values else -1
+        elif experiment.key in pressed:
             index = pressed[experiment.key]
         else:
             shown = self.result().params.get(experiment.param)
@@ -202,7 +211,25 @@ class Tour:
         if experiment is None or experiment.action is not None or not self.applies(experiment):
             return None
         self.presses.setdefault(self.lesson.id, {})[key] = self._next_index(experiment)
+        self.typed.get(self.lesson.id, {}).pop(experiment.param, None)
         return experiment
+
+    def type_setting(self, name: str, value) -> None:
+        """Set a setting to a value the learner typed, for every step of the lesson whose view takes it; a
+        key on the same setting goes on from there."""
+        lesson = self.lesson.id
+        self.typed.setdefault(lesson, {})[name] = value
+        for x in self.lesson.experiments:
+            if x.param == name:
+                self.presses.get(lesson, {}).pop(x.key, None)
+
+    def untype(self, name: str, was) -> None:
+        """Take back a typed value the engine refused: the setting shows `was` again (typed, if it differs from
+        what the keys give)."""
+        typed = self.typed.get(self.lesson.id, {})
+        typed.pop(name, None)
+        if self.result().params.get(name) != was:
+            typed[name] = was
 
     def reset(self) -> bool:
         """Forget the current lesson's experiment presses, and ask its questions again; False when there was
@@ -210,7 +237,8 @@ class Tour:
         import time
 
         again = self.progress.ask_again(self.lesson.id, int(time.time()))
-        return self.presses.pop(self.lesson.id, None) is not None or again
+        typed = bool(self.typed.pop(self.lesson.id, None))
+        return self.presses.pop(self.lesson.id, None) is not None or typed or again
 
     def resettable(self) -> bool:
         """Whether 0 has something to reset: a pressed key, or a question answered in this lesson."""
@@ -220,12 +248,14 @@ class Tour:
     def overrides(self) -> dict:
         """The settings the pressed experiments have set in this lesson."""
         pressed = self.presses.get(self.lesson.id, {})
-        return {x.param: x.values[pressed[x.key]] for x in self.lesson.experiments
-                if x.key in pressed and x.action is None}
+        return {**{x.param: x.values[pressed[x.key]] for x in self.lesson.experiments
+                   if x.key in pressed and x.action is None}, **self.typed.get(self.lesson.id, {})}
 
     def value_of(self, experiment):
         """The value the experiment's parameter has on screen now."""
         pressed = self.presses.get(self.lesson.id, {})
+        if experiment.param in self.typed.get(self.lesson.id, {}):
+            return self.typed[self.lesson.id][experiment.param]
         if experiment.key in pressed:
             return experiment.values[pressed[experiment.key]]
         if self.takes(experiment):
@@ -286,7 +316,8 @@ class Tour:
         """The current step's settings: its own parameters with the lesson's pressed experiments over them."""
         sketch = self.sketch.get(self.step.view)
         names = sketch[0] if sketch is not None else {p.name for p in get_view(self.step.view).params}
-        return {**self.step.params, **{k: v for k, v in self.overrides().items() if k in names}}
+        base = {"run": YOURS} if self.weights is not None and "run" in names else {}  # under the lesson's own
+        return {**base, **self.step.params, **{k: v for k, v in self.overrides().items() if k in names}}
 
     def result(self) -> Result:
         return self._run(self.settings())
@@ -322,8 +353,9 @@ class Tour:
 
     def own_runs(self) -> list[tuple[str, dict]]:
         """What the step on screen computes at its own settings, as a start shows it: (view, settings) each.
-        Nothing on the recap page, or for a slow view, which is computed in a thread anyway."""
-        if self.on_recap() or self.step.view in SLOW_VIEWS:
+        Nothing on the recap page, for a slow view, which is computed in a thread anyway, or with the learner's
+        own weights, which an earlier start may have read from another file."""
+        if self.on_recap() or self.step.view in SLOW_VIEWS or self.weights is not None:
             return []
         own = dict(self.step.params)
         compare = [] if self.step.compare is None else [(self.step.view, {**own, **self.step.compare})]

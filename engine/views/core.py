@@ -12,6 +12,7 @@ Each topic's module defines its views and registers each one where it is defined
 import importlib
 import math
 import re
+import unicodedata
 from typing import Any, Callable
 
 from ..errors import ParamError, pick
@@ -39,7 +40,7 @@ class Param:
     """One setting of a view: its type, default and the values it allows."""
 
     name: str
-    kind: str  # "int", "float", "bool", "choice" or "sentence" (words of the tiny grammar)
+    kind: str  # "int", "float", "bool", "choice", "sentence" (words of the tiny grammar) or "text" (any text)
     default: Any
     help: Tr
     lo: float | None = None
@@ -55,6 +56,9 @@ class Param:
         if self.kind == "choice":
             names = ", ".join(self.choices)
             return Tr(f"one of: {names}", f"以下之一：{names}")
+        if self.kind == "text":
+            return Tr(f"any text of 1 to {MAX_TEXT} characters, no control characters",
+                      f"1 到 {MAX_TEXT} 个字符的任意文本，不含控制字符")
         if self.kind == "sentence":
             return Tr("up to 12 words of the tiny grammar's vocabulary (xf-tour print tiny-vocab)",
                       "不超过 12 个词，且都在小语法的词表里（xf-tour print tiny-vocab）")
@@ -82,6 +86,10 @@ class Param:
             return True if text in _TRUE else False if text in _FALSE else None
         if self.kind == "choice":
             return raw if raw in self.choices else None
+        if self.kind == "text":
+            text = str(raw)
+            fits = text.strip() and len(text) <= MAX_TEXT and not any(_unprintable(c) for c in text)
+            return text if fits else None
         if self.kind == "sentence":
             from ..corpus import parse
             try:
@@ -91,9 +99,17 @@ class Param:
         return _number(raw, integer=self.kind == "int")
 
     def _fits(self, value) -> bool:
-        if self.kind in ("bool", "choice", "sentence"):
+        if self.kind in ("bool", "choice", "sentence", "text"):
             return True
         return self.lo <= value <= self.hi and not (self.even and value % 2)
+
+
+MAX_TEXT = 200  # the longest text a "text" setting takes: a BPE view encodes it in well under a millisecond
+
+
+def _unprintable(ch: str) -> bool:
+    """A control, format (bidi marks among them), surrogate or line-separator character: never in a text setting."""
+    return unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp")
 
 
 _MAX_CHARS = 40  # the longest number a setting takes, written out; far above any range's bound

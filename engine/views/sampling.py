@@ -9,7 +9,7 @@ import numpy as np
 from .. import llama, ops, sampling
 from ..errors import ParamError
 from .core import Fact, Param, Result, Table, Tr, View, col, register
-from .tiny import _RUN, _trained, _tiny_run
+from .tiny import _FORGET, _RUN, YOURS, _trained, _tiny_run
 
 N_SAMPLES = 5            # continuations in the samples table
 TEMPERATURES = (0.0, 0.5, 1.0, 1.5, 2.0)
@@ -19,8 +19,8 @@ SHAPES = ("the cat near the dogs", "the", "the cat sat", "the cat sat on")  # fl
 
 # --- what does not depend on the settings, computed once ----------------------------------------
 
-_PROMPTS: OrderedDict = OrderedDict()  # prompt -> its last position's logits [n_vocab] float64, and their ranking
-_NEXT: OrderedDict = OrderedDict()     # tuple of ids, <bos> first -> next-token logits [n_vocab]
+_PROMPTS: OrderedDict = OrderedDict()  # (run, prompt) -> its last position's logits [n_vocab] float64, and ranking
+_NEXT: OrderedDict = OrderedDict()     # (run, tuple of ids, <bos> first) -> next-token logits [n_vocab]
 _CACHE_SIZE = 4096
 
 
@@ -31,23 +31,36 @@ def _remember(cache: OrderedDict, key, value):
     return value
 
 
-def _prompt_logits(prompt: str):  # -> [n_vocab] float64, [n_vocab] token ids
+def _prompt_logits(prompt: str, run: str = "seed0"):  # -> [n_vocab] float64, [n_vocab] token ids
     """The trained model's logits after the prompt's last word, and sampling.ranking of them."""
-    if prompt not in _PROMPTS:
-        logits = _tiny_run(prompt)[3][-1].astype(np.float64)
-        _remember(_PROMPTS, prompt, (logits, sampling.ranking(logits)))
-    return _PROMPTS[prompt]
+    if (run, prompt) not in _PROMPTS:
+        logits = _tiny_run(prompt, run=run)[3][-1].astype(np.float64)
+        _remember(_PROMPTS, (run, prompt), (logits, sampling.ranking(logits)))
+    return _PROMPTS[run, prompt]
 
 
-def _next_logits(seqs):  # list of n id lists of one length -> [n, n_vocab] float64
+def _next_logits(seqs, run: str = "seed0"):  # list of n id lists of one length -> [n, n_vocab] float64
     """Next-token logits of each sequence; sequences seen before are not run again."""
-    w, cfg, _ = _trained()
-    todo = [s for s in dict.fromkeys(map(tuple, seqs)) if s not in _NEXT]
+    w, cfg, _ = _trained(run)
+    todo = [s for s in dict.fromkeys(map(tuple, seqs)) if (run, s) not in _NEXT]
     if todo:
         logits = llama.forward(w, np.array(todo, dtype=np.int64), cfg.n_head)[:, -1]  # [n_todo, n_vocab]
         for s, z in zip(todo, logits.astype(np.float64)):
-            _remember(_NEXT, s, z)
-    return np.stack([_NEXT[tuple(s)] for s in seqs])
+            _remember(_NEXT, (run, s), z)
+    return np.stack([_NEXT[run, tuple(s)] for s in seqs])
+
+
+def _forget_yours() -> None:
+    """What was computed from the learner's weights, dropped when they change (tiny.use_weights)."""
+    for cache in (_PROMPTS, _NEXT):
+        for key in [k for k in cache if k[0] == YOURS]:
+            del cache[key]
+    _AGREEMENT.pop(YOURS, None)
+    _rates.cache_clear()
+    _tiny_sample.cache_clear()
+
+
+_FORGET.append(_forget_yours)
 
 
 def _verb_forms():
@@ -107,29 +120,30 @@ def _check(top_p):
 
 
 @functools.lru_cache(maxsize=1024, typed=True)  # keys pressed back and forth, and check-lessons, ask again
-def _tiny_sample(prompt, temperature, top_k, top_p, seed):
+def _tiny_sample(prompt, temperature, top_k, top_p, seed, run):
     from .. import corpus
     _check(top_p)
-    logits, order = _prompt_logits(prompt)
+    logits, order = _prompt_logits(prompt, run)
     st = sampling.filtered(logits, temperature, top_k, top_p, order)
     p = st["p"]
     cut, kept = Tr("cut", "去掉"), Tr("kept", "保留")
     words = prompt.split()
     cap = corpus.MAX_LEN - len(words)
-    conts = sampling.sample_continuations(
-        _next_logits, [corpus.INDEX[corpus.BOS]] + [corpus.INDEX[x] for x in words], corpus.INDEX[corpus.DOT],
-        cap, N_SAMPLES, seed, temperature, top_k, top_p)
+    start = [corpus.INDEX[corpus.BOS]] + [corpus.INDEX[x] for x in words]
+    conts = sampling.sample_continuations(functools.partial(_next_logits, run=run), start, corpus.INDEX[corpus.DOT],
+                                          cap, N_SAMPLES, seed, temperature, top_k, top_p)
     texts = [" ".join(corpus.VOCAB[t] for t in c) for c in conts]
     singular, plural, past = _verb_forms()
     p_raw = sampling.apply_temperature(logits, 1.0)  # [n_vocab] the model's own distribution
     shapes = []
     for other in SHAPES:  # the same settings on prompts whose distributions differ in shape
-        z, o = _prompt_logits(other)
+        z, o = _prompt_logits(other, run)
         s_ = sampling.filtered(z, temperature, top_k, top_p, o)
         plausible = int((sampling.apply_temperature(z, 1.0) >= PLAUSIBLE).sum())
         shapes.append((other, plausible, int(s_["keep_k"].sum()), int(s_["keep"].sum()),
                        float(ops.entropy(s_["p"]))))
-    return Result("tiny-sample", dict(prompt=prompt, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed), (
+    return Result("tiny-sample", dict(prompt=prompt, temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
+                                      run=run), (
         Table("dist", Tr(f'After "{prompt}": every token, most likely first',
                          f"「{prompt}」之后：每个词元，按可能性从大到小"),
               (col("token", "token", "词元"), col("logit", "logit", "原始 logit", "+.2f"),
@@ -234,8 +248,8 @@ _TOP_P = Param("top_p", "float", 1.0, Tr("keep the fewest top tokens holding thi
 
 register(View("tiny-sample", Tr("The trained tiny Llama: sampling the next token", "训练好的小 Llama：采样下一个词元"),
      (Param("prompt", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")),
-      _TEMPERATURE, _TOP_K, _TOP_P, Param("seed", "int", 0, Tr("random draw of the samples", "续写的随机种子"), 0, 2**32 - 1)),
-     _tiny_sample, (sampling.filtered, sampling.top_p_keep, sampling.sample_continuations)))
+      _TEMPERATURE, _TOP_K, _TOP_P, Param("seed", "int", 0, Tr("random draw of the samples", "续写的随机种子"), 0, 2**32 - 1),
+      _RUN), _tiny_sample, (sampling.filtered, sampling.top_p_keep, sampling.sample_continuations)))
 
 register(View("sample-agreement", Tr("The trained tiny Llama: sampling against agreement",
                                      "训练好的小 Llama：采样与主谓一致"),

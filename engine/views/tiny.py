@@ -5,13 +5,19 @@ import numpy as np
 
 from .. import llama, ops
 from ..errors import ParamError
-from .core import Chart, Column, Fact, Param, Result, Series, Table, Tr, View, col, lazy_source, register
+from .core import Chart, Column, Fact, Param, Result, Series, Table, Tr, View, col, lazy_source, register, run_view
 
 
 # --- the trained tiny Llama ---------------------------------------------------------------
 
 def _trained(run: str = "seed0"):
-    """A shipped run's weights, loaded once."""
+    """A run's weights, loaded once: a shipped run's, or the learner's own (run=yours, use_weights)."""
+    if run == YOURS:
+        if YOURS not in _TRAINED:
+            raise ParamError("run=yours needs weights of your own: start with --weights FILE.npz, a file that "
+                             "xf-tour train wrote",
+                             "run=yours 需要你自己的权重：用 --weights FILE.npz 启动，文件由 xf-tour train 写出")
+        return _TRAINED[YOURS]
     if run not in _TRAINED:
         from .. import tiny
         _TRAINED[run] = tiny.load(tiny.RUNS[run])
@@ -19,6 +25,80 @@ def _trained(run: str = "seed0"):
 
 
 _TRAINED: dict = {}
+YOURS = "yours"  # the run name of the weights a learner trained (xf-tour train) and opened (--weights)
+LAYOUT = (2, 4)  # layers and heads of the shipped runs: the lessons' steps speak of layer 1 and 2, heads 0-3
+MOST_BYTES = 16 * 2**20  # a weights file, and what its arrays unpack to: `big`'s is 0.5 MiB
+
+
+def use_weights(path) -> str:
+    """Take the weights that `xf-tour train` wrote at `path` as run=yours, in every trained-model view; the
+    name the footer and message show. ParamError, in one line, for anything else: not a file, too big, not
+    an .npz of train's, another vocabulary, layers and heads other than the lessons show, weights that are not
+    finite, or a manifest a view cannot read (each view is run on them once, here)."""
+    import os
+    import stat
+    import zipfile
+    from pathlib import Path
+
+    from .. import corpus, tiny
+
+    name = Path(path).name
+
+    def refuse(en, zh):
+        return ParamError(f"{path}: {en}", f"{path}：{zh}")
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO named by mistake must not block the start
+    except OSError as err:
+        raise refuse(f"cannot open it ({err.strerror})", f"无法打开（{err.strerror}）") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise refuse("not a regular file", "不是普通文件")
+    with os.fdopen(fd, "rb") as f:
+        if st.st_size > MOST_BYTES:
+            raise refuse(f"{st.st_size:,} bytes, more than weights take ({MOST_BYTES:,} at most)",
+                         f"{st.st_size:,} 字节，超过权重文件的上限（{MOST_BYTES:,}）")
+        try:
+            if sum(i.file_size for i in zipfile.ZipFile(f).infolist()) > MOST_BYTES:  # a zip bomb
+                raise refuse("unpacks to more than weights take", "解压后超过权重文件的上限")
+            f.seek(0)
+            w, cfg, meta = tiny.load(f)
+        except ParamError:
+            raise
+        except Exception as err:  # not an .npz, not train's manifest, weights that do not match it
+            raise refuse(f"not weights that xf-tour train wrote ({type(err).__name__})",
+                         f"不是 xf-tour train 写出的权重（{type(err).__name__}）") from None
+    if cfg.n_vocab != len(corpus.VOCAB):
+        raise refuse(f"a vocabulary of {cfg.n_vocab}, not the tiny grammar's {len(corpus.VOCAB)}",
+                     f"词表大小 {cfg.n_vocab}，不是小语法的 {len(corpus.VOCAB)}")
+    if (cfg.n_layer, cfg.n_head) != LAYOUT:  # layers x heads
+        raise refuse(f"{cfg.n_layer} x {cfg.n_head} heads; the lessons show {LAYOUT[0]} x {LAYOUT[1]} "
+                     "(train --config main)",
+                     f"{cfg.n_layer} 层 x {cfg.n_head} 头；课程按 {LAYOUT[0]} 层 x {LAYOUT[1]} 头展示"
+                     "（train --config main）")
+    if not all(np.isfinite(a).all() for a in w.values()):
+        raise refuse("weights that are not finite (the training diverged)", "权重里有非有限值（训练发散了）")
+    forget_yours()
+    _TRAINED[YOURS] = (w, cfg, meta)
+    try:
+        for view in YOUR_VIEWS:
+            run_view(view, {"run": YOURS})
+    except Exception as err:
+        forget_yours()
+        raise refuse(f"its manifest is not one xf-tour train wrote ({type(err).__name__})",
+                     f"其清单不是 xf-tour train 写出的（{type(err).__name__}）") from None
+    return name
+
+
+def forget_yours() -> None:
+    """Drop the learner's weights and what was computed from them."""
+    _TRAINED.pop(YOURS, None)
+    for forget in _FORGET:
+        forget()
+
+
+_FORGET: list = []  # what each module that keeps results of a run clears when the learner's weights change
 
 
 def _tiny_run(sentence: str, head_mask=None, run: str = "seed0"):
@@ -36,9 +116,9 @@ def _softmax_row(z):
     return e / e.sum()
 
 
-def _tiny_next(sentence):
+def _tiny_next(sentence, run):
     from .. import corpus
-    w, cfg, words, logits, keep = _tiny_run(sentence)
+    w, cfg, words, logits, keep = _tiny_run(sentence, run=run)
     probs = _softmax_row(logits[-1])
     top = np.argsort(-probs, kind="stable")[:5]
     lens = []
@@ -47,7 +127,7 @@ def _tiny_next(sentence):
         best = np.argsort(-p, kind="stable")[:3]
         stage = Tr("embedding", "词嵌入") if i == 0 else Tr(f"after layer {i}", f"第 {i} 层之后")
         lens.append((stage, *[f"{corpus.VOCAB[j]} {p[j]:.2f}" for j in best]))
-    return Result("tiny-next", dict(sentence=sentence), (
+    return Result("tiny-next", dict(sentence=sentence, run=run), (
         Table("next", Tr(f'After "{sentence}": the trained model\'s next token',
                          f"「{sentence}」之后：训练好的模型预测的下一个词元"),
               (col("rank", "rank", "名次"), col("token", "token", "词元"), col("p", "probability", "概率", ".3f")),
@@ -67,8 +147,8 @@ def _short(word: str) -> str:
     return word if len(word) <= 6 else word[:5] + "."
 
 
-def _tiny_attention(sentence, layer):
-    w, cfg, words, logits, keep = _tiny_run(sentence)
+def _tiny_attention(sentence, layer, run):
+    w, cfg, words, logits, keep = _tiny_run(sentence, run=run)
     if layer > cfg.n_layer:
         raise ParamError(f"layer must be from 1 to {cfg.n_layer}", f"layer 必须在 1 到 {cfg.n_layer} 之间")
     p = keep["attn"][layer - 1][0]  # [H, T, T]
@@ -78,16 +158,16 @@ def _tiny_attention(sentence, layer):
         cols = (Column("token", Tr("query", "查询")),) + tuple(Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
         tables.append(Table(f"head{h}", Tr(f"Layer {layer}, head {h}", f"第 {layer} 层 {h} 号头"), cols,
                             tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, p[h])), heat="weights"))
-    return Result("tiny-attention", dict(sentence=sentence, layer=layer), tuple(tables),
+    return Result("tiny-attention", dict(sentence=sentence, layer=layer, run=run), tuple(tables),
                   _verb_look(words, keep, cfg)[1])
 
 
-def _tiny_verb(sentence):
-    w, cfg, words, logits, keep = _tiny_run(sentence)
+def _tiny_verb(sentence, run):
+    w, cfg, words, logits, keep = _tiny_run(sentence, run=run)
     table, facts = _verb_look(words, keep, cfg)
     if table is None:
         raise ParamError(f"{sentence!r} has no verb after its subject", f"「{sentence}」的主语后面没有动词")
-    return Result("tiny-verb", dict(sentence=sentence), (table,), facts)
+    return Result("tiny-verb", dict(sentence=sentence, run=run), (table,), facts)
 
 
 def _verb_look(words, keep, cfg):
@@ -284,7 +364,11 @@ def _tiny_ablation(sentence):
     ), tuple(facts))
 
 
-_RUN = Param("run", "choice", "seed0", Tr("which shipped training run", "随附的哪一次训练"), choices=("seed0", "seed1"))
+_RUN = Param("run", "choice", "seed0", Tr("which training run: a shipped one, or yours (--weights)",
+                                         "哪一次训练：随附的，或你自己的（--weights）"), choices=("seed0", "seed1", YOURS))
+YOUR_VIEWS = ("tiny-next", "tiny-attention", "tiny-verb", "tiny-heads", "tiny-sample", "sample-agreement",
+              "tiny-head", "tiny-loss")  # the trained-model views that take run; tiny-ablation sets the two shipped
+#                                          runs side by side
 
 
 
@@ -322,16 +406,16 @@ def _tiny_vocab():
 register(View("tiny-vocab", Tr("The tiny grammar", "小语法"), (), _tiny_vocab, (lazy_source("corpus", "sample"),)))
 
 register(View("tiny-next", Tr("The trained tiny Llama: next token and logit lens", "训练好的小 Llama：下一个词元与逻辑透镜"),
-     (Param("sentence", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")),),
+     (Param("sentence", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")), _RUN),
      _tiny_next, (llama.forward,)))
 
 register(View("tiny-attention", Tr("The trained tiny Llama: every head's attention", "训练好的小 Llama：每个头的注意力"),
      (Param("sentence", "sentence", "the cat sat on the mat .", Tr("the sentence", "句子")),
-      Param("layer", "int", 1, Tr("which layer", "哪一层"), 1, 2)),  # the shipped runs have 2 layers
+      Param("layer", "int", 1, Tr("which layer", "哪一层"), 1, 2), _RUN),  # the shipped runs have 2 layers
      _tiny_attention, (llama.forward,)))
 
 register(View("tiny-verb", Tr("The trained tiny Llama: where the verb looks", "训练好的小 Llama：动词看向哪里"),
-     (Param("sentence", "sentence", "the cat sat on the mat .", Tr("the sentence", "句子")),),
+     (Param("sentence", "sentence", "the cat sat on the mat .", Tr("the sentence", "句子")), _RUN),
      _tiny_verb, (llama.forward,)))
 
 register(View("tiny-heads", Tr("The trained tiny Llama: heads pulled apart", "训练好的小 Llama：被拉开的各个头"),

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import bpe, llama, ops, sizing
 from .core import Fact, Param, Result, Table, Tr, View, col, register
-from .tiny import _softmax_row, _trained, _tiny_run
+from .tiny import _RUN, _softmax_row, _trained, _tiny_run
 
 # --- from text to ids -------------------------------------------------------------------------
 
@@ -139,40 +139,63 @@ def _cells(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
-def _wrap(label, pieces, width=62):
-    """Rows of (label, pieces joined by |) no wider than width cells, the label on the first row only."""
-    lines, line = [], ""
+def _wrap(label, pieces, width=62, most=4):
+    """Rows of (label, pieces joined by |) no wider than width cells, the label on the first row only; past
+    `most` rows, the last one ends with how many tokens are left out (a long typed text)."""
+    lines, line, shown = [], "", 0
     for p in pieces:
         if line and _cells(line) + 1 + _cells(p) > width:
+            if len(lines) + 1 == most:
+                break
             lines.append(line + "|")
             line = p
         else:
             line = f"{line}|{p}" if line else p
+        shown += 1
+    if shown < len(pieces):
+        more = f"|... +{len(pieces) - shown:,}"
+        while line and _cells(line) + _cells(more) > width:  # room for the count: the last pieces go
+            line, _, _ = line.rpartition("|")
+            shown -= 1
+        line += f"|... +{len(pieces) - shown:,}" if line else f"... +{len(pieces) - shown:,}"
     lines.append(line)
     return [(label if i == 0 else "", text) for i, text in enumerate(lines)]
 
 
-def _bpe(merges, pair):
+def side_of(text: str) -> str:
+    """Which sentence of a pair a learner's text stands in for: "zh" when most of its non-space characters
+    are wide (CJK), else "en"."""
+    chars = [c for c in text if not c.isspace()]
+    wide = sum(unicodedata.east_asian_width(c) in "WF" for c in chars)
+    return "zh" if 2 * wide > len(chars) else "en"
+
+
+def _bpe(merges, pair, text=None):
     merges_ = tour_merges(merges)
+    sentences = dict(zip(("en", "zh"), PAIRS[pair]))
+    if text is not None:  # the learner's own text, in place of the sentence of its script
+        sentences[side_of(text)] = text
     table = bpe.vocab(merges_)
     train_en, train_zh, train_bytes = text_sizes()
     rows, pieces, facts = [], [], []
-    for lang, label, text in (("en", Tr("English", "英文"), PAIRS[pair][0]), ("zh", Tr("Chinese", "中文"), PAIRS[pair][1])):
-        ids = bpe.encode(text, merges_)
-        n_bytes = len(text.encode("utf-8"))
-        rows.append((label, len(text), n_bytes, len(ids), len(ids) / len(text)))
-        pieces += _wrap(label, [_shown(table[i]) for i in ids])
-        facts += [Fact(f"{lang}_words", Tr(f"{label.en} words", f"{label.zh}词数"), len(text.split()), "d"),
+    for lang, label in (("en", Tr("English", "英文")), ("zh", Tr("Chinese", "中文"))):
+        sentence = sentences[lang]
+        ids = bpe.encode(sentence, merges_)
+        n_bytes = len(sentence.encode("utf-8"))
+        row = Tr("Yours", "你的") if text is not None and side_of(text) == lang else label  # the typed one
+        rows.append((row, len(sentence), n_bytes, len(ids), len(ids) / len(sentence)))
+        pieces += _wrap(row, [_shown(table[i]) for i in ids])
+        facts += [Fact(f"{lang}_words", Tr(f"{label.en} words", f"{label.zh}词数"), len(sentence.split()), "d"),
                   Fact(f"{lang}_tokens", Tr(f"{label.en} tokens", f"{label.zh}词元数"), len(ids), "d"),
-                  Fact(f"{lang}_chars", Tr(f"{label.en} characters", f"{label.zh}字符数"), len(text), "d"),
+                  Fact(f"{lang}_chars", Tr(f"{label.en} characters", f"{label.zh}字符数"), len(sentence), "d"),
                   Fact(f"{lang}_bytes", Tr(f"{label.en} bytes", f"{label.zh}字节数"), n_bytes, "d"),
                   Fact(f"{lang}_per_char", Tr(f"{label.en} tokens per character", f"{label.zh}每个字符的词元数"),
-                       len(ids) / len(text), ".2f")]
+                       len(ids) / len(sentence), ".2f")]
     quoted = lambda i: f"'{_shown(table[i])}'"  # noqa: E731  quotes show a token's spaces
     learned = [(i + 1, quoted(a), quoted(b), quoted(bpe.N_BYTES + i))
                for i, (a, b) in enumerate(merges_) if i < 4 or i >= len(merges_) - 3]
     en_n, zh_n = rows[0][3], rows[1][3]
-    return Result("bpe", dict(merges=merges, pair=pair), (
+    return Result("bpe", dict(merges=merges, pair=pair, text=text), (
         Table("cost", Tr("One sentence in two languages, and what it costs", "同一句话的两种语言，各要几个词元"),
               (col("lang", "sentence", "句子"), col("chars", "characters", "字符", "d"),
                col("bytes", "bytes", "字节", "d"), col("tokens", "tokens", "词元", "d"),
@@ -203,7 +226,9 @@ def _bpe(merges, pair):
 register(View("bpe", Tr("From text to token ids: byte-level BPE", "从文本到词元 id：字节级 BPE"),
      (Param("merges", "int", 500, Tr("how many learned merges to use", "用前几次学到的合并"), 0, MAX_MERGES),
       Param("pair", "choice", "model", Tr("which sentence, in both languages", "哪一句（中英各一）"),
-            choices=tuple(PAIRS))),
+            choices=tuple(PAIRS)),
+      Param("text", "text", None, Tr("your own text, in place of the sentence of its script (auto: the pair's)",
+                                     "你自己的文本，替换同一文字的那一句（auto：用这组句子）"), optional=True)),
      _bpe, (bpe.train, bpe.encode, bpe.merge)))
 
 
@@ -259,9 +284,9 @@ def _few(v, n=4):
     return " ".join(f"{x:+.2f}" for x in v[:n]) + (" ..." if len(v) > n else "")
 
 
-def _tiny_head(prompt):
+def _tiny_head(prompt, run):
     from .. import corpus
-    w, cfg, words, logits, keep = _tiny_run(prompt)
+    w, cfg, words, logits, keep = _tiny_run(prompt, run=run)
     x = keep["x_out"][0, -1].astype(np.float64)                 # [d_model] the last position after the last layer
     xf = ops.rms_norm(x, w["norm_f"].astype(np.float64))        # [d_model]
     z = xf @ w["head"].astype(np.float64)                       # [d_model] @ [d_model, n_vocab] -> [n_vocab] logits
@@ -280,7 +305,7 @@ def _tiny_head(prompt):
     )
     top = np.argsort(-p, kind="stable")[:5]
     ended = words[-1] == corpus.DOT
-    return Result("tiny-head", dict(prompt=prompt), (
+    return Result("tiny-head", dict(prompt=prompt, run=run), (
         Table("path", Tr("The last x becomes one logit per vocabulary token", "最后的 x 变成每个词元一个 logit"),
               (col("stage", "stage", "步骤"), col("shape", "shape", "形状"), col("values", "first values", "前几个数")),
               path),
@@ -303,24 +328,24 @@ def _tiny_head(prompt):
 
 
 register(View("tiny-head", Tr("The trained tiny Llama: final norm and LM head", "训练好的小 Llama：最终归一化与输出头"),
-     (Param("prompt", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")),),
+     (Param("prompt", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")), _RUN),
      _tiny_head, (ops.rms_norm, llama.forward)))
 
 
 # --- the training objective -----------------------------------------------------------------------
 
-def _tiny_loss(sentence):
+def _tiny_loss(sentence, run):
     from .. import corpus
-    w, cfg, words, logits, _ = _tiny_run(sentence)
+    w, cfg, words, logits, _ = _tiny_run(sentence, run=run)
     logp = ops.log_softmax(logits.astype(np.float64))  # [n_seq, n_vocab]
     targets = [corpus.INDEX[t] for t in words[1:]]  # teacher forcing: position i reads the true words up to i
     loss = np.array([-logp[i, t] for i, t in enumerate(targets)])  # [n_seq - 1] nats
     rows = tuple((i, words[i], words[i + 1], float(math.exp(-loss[i])), float(loss[i])) for i in range(len(targets)))
     worst = int(np.argmax(loss))
     _, _, floor = corpus.entropy_floor()
-    meta = _trained("seed0")[2]
+    meta = _trained(run)[2]
     mean = float(loss.mean())
-    return Result("tiny-loss", dict(sentence=sentence), (
+    return Result("tiny-loss", dict(sentence=sentence, run=run), (
         Table("loss", Tr("Next-token loss at each position of the sentence", "句子每个位置的下一词元损失"),
               (col("pos", "pos", "位置", "d"), col("input", "input", "输入"), col("next", "true next", "真正的下一个"),
                col("p", "p(true next)", "p(真正的下一个)", ".3f"), col("loss", "loss = -ln p", "损失 = -ln p", ".3f")),
@@ -342,7 +367,7 @@ def _tiny_loss(sentence):
 
 
 register(View("tiny-loss", Tr("The trained tiny Llama: the loss at each position", "训练好的小 Llama：每个位置的损失"),
-     (Param("sentence", "sentence", "the cat near the dogs sits .", Tr("the sentence", "句子")),),
+     (Param("sentence", "sentence", "the cat near the dogs sits .", Tr("the sentence", "句子")), _RUN),
      _tiny_loss, (ops.log_softmax, llama.forward)))
 
 

@@ -52,6 +52,9 @@ def main(argv=None) -> int:
 
     label, internal = ("错误", "内部错误") if lang == "zh" else ("error", "internal error")
     try:
+        if getattr(args, "weights", None) is not None:  # the learner's own weights: read and checked before anything
+            from engine.views.tiny import use_weights
+            use_weights(args.weights)
         module, _, name = args.run.partition(":")
         return getattr(importlib.import_module(f"{__name__}.{module}"), name)(args, lang)
     except (EngineError, UsageError) as err:

@@ -40,7 +40,7 @@ def checked():
 
     from ..state import state_dir
     from ..quiz_check import question_errors
-    return Checked(state_dir() / CACHE_NAME, more=question_errors)
+    return Checked(state_dir() / CACHE_NAME, more=question_errors, code=(Path(__file__).resolve().parent.parent,))
 
 
 def refuse(problems, folder) -> None:
@@ -65,7 +65,8 @@ def cmd_lessons(args, lang) -> int:
     from lessons.safe import printable_line
 
     for x in lessons:  # each text as the loader checked it, and shown as safe text all the same
-        steps = f"{len(x.steps)} 步 + 小结" if lang == "zh" else f"{len(x.steps)} steps + recap"
+        steps = f"{len(x.steps) + 1} 步（最后一步是小结）" if lang == "zh" else \
+            f"{len(x.steps) + 1} steps, the last a recap"
         name = printable_line(x.id)
         print(f"{x.order:>2}  {name}{' ' * (15 - cell_len(name))} {steps}  "
               + printable_line(f"{x.title.en} / {x.title.zh}"))

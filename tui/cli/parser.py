@@ -5,7 +5,7 @@ from types import SimpleNamespace
 from ..i18n import LANGS
 
 PROG = "xf-tour"
-TOUR_OPTIONS = ("--lang", "--lesson", "--lessons", "--learner")  # what a plain `xf-tour` takes; tour_args() reads them
+TOUR_OPTIONS = ("--lang", "--lesson", "--lessons", "--learner", "--weights")  # what a plain `xf-tour` takes; tour_args() reads them
 
 
 def lang_in(argv) -> str | None:
@@ -77,7 +77,7 @@ def print_args(argv) -> SimpleNamespace | None:
         else:
             return None
         closed = bool(views)
-    return SimpleNamespace(lesson=None, learner=None, command="print", views=views, set=[], json="--json" in flags,
+    return SimpleNamespace(lesson=None, learner=None, weights=None, command="print", views=views, set=[], json="--json" in flags,
                            plot="--plot" in flags, answers=False, run="printout:cmd_print",
                            **({"lang": lang} if lang else {}))
 
@@ -111,6 +111,9 @@ def build_parser(lang: str):
                                "digits, _ and -, starting with a letter, at most 32)",
                                "把这位学习者的进度单独存放在自己的文件夹里（名字由 ASCII 字母、数字、_ 和 - 组成，"
                                "以字母开头，最多 32 个字符）"))
+    weights_help = t("weights that xf-tour train wrote, shown as run=yours in every trained-model view",
+                     "xf-tour train 写出的权重，在每个训练好的小模型视图里作为 run=yours 显示")
+    parser.add_argument("--weights", metavar="FILE.npz", help=weights_help)
     # each command names its code as "module:function" in tui.cli, imported only when that command runs
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
@@ -132,6 +135,7 @@ def build_parser(lang: str):
                              "同时画出图表：ASCII 和盲文点字符，不带颜色（用读屏软件时请别加）"))
     show.add_argument("--answers", action="store_true",
                       help=t("with --lesson: give each question's answer and why", "与 --lesson 同用：给出每道题的答案和原因"))
+    show.add_argument("--weights", metavar="FILE.npz", help=weights_help)
     show.set_defaults(run="printout:cmd_print")
 
     quiz = sub.add_parser("quiz", parents=[common], help=t("the lessons' questions, each with the answer the engine gives",
@@ -142,6 +146,7 @@ def build_parser(lang: str):
                              "在这个设置下提问，而不是按该步自己的设置，例如 --set d=64"))
     quiz.add_argument("--json", action="store_true", help=t("print JSON, with the evidence that decides each answer",
                                                             "输出 JSON，附上决定每个答案的依据"))
+    quiz.add_argument("--weights", metavar="FILE.npz", help=weights_help)
     quiz.set_defaults(run="quiz:cmd_quiz")
 
     lessons = sub.add_parser("lessons", parents=[common], help=t("list the lessons", "列出所有课程"))

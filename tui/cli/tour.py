@@ -1,6 +1,7 @@
 """xf-tour with no command: the Textual tour itself."""
 
 import sys
+from pathlib import Path
 
 from .lessons import checked, lessons_for, own_folder, refuse
 from .parser import PROG, UsageError, name_error
@@ -22,7 +23,9 @@ def cmd_tour(args, lang) -> int:
 
     from ..app import make_app, run_tour  # textual comes in only here
 
-    app = make_app(lang=getattr(args, "lang", None), lesson=args.lesson, lessons=lessons, state_dir=home)
+    weights = getattr(args, "weights", None)  # read and checked already (cli.main): run=yours where a view takes run
+    app = make_app(lang=getattr(args, "lang", None), lesson=args.lesson, lessons=lessons, state_dir=home,
+                   weights=None if weights is None else Path(weights).name)
     app.recall(Results(app.store.folder / RESULTS_NAME))  # the first frame from what the last start kept: the
     # store's folder, so that learners share no results either (the lesson caches, about files, are shared)
     folder = own_folder(args)

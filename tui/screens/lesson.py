@@ -5,9 +5,11 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual import work
+from textual.reactive import Reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Static
 
 from engine.errors import EngineError
@@ -19,13 +21,19 @@ from ..i18n import t
 from ..plain import fill
 from ..widgets.lines import Lines
 from .asking import Asking
+from .editing import MAX_TYPED, Editing, Line
 
 BROKEN = (KeyError, IndexError, ValueError)  # what a step that names what its view lacks raises as it is drawn
 
 
-class LessonScreen(Asking, Screen):
+class LessonScreen(Asking, Editing, Screen):
     """One step of one lesson at a time."""
 
+    AUTO_FOCUS = ""  # nothing takes the focus but the typing line (e), while it is open: the keys are the screen's
+    # Textual's Screen repaints itself whole as its focus moves (Screen.focused is a reactive that repaints):
+    # 5.5 KB over a pty each time the typing line opens or closes. What the focus changes is the line itself,
+    # which repaints on its own.
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
     BINDINGS = [
         Binding("n,right", "next", "next", show=False),
         Binding("p,left", "prev", "back", show=False),
@@ -36,15 +44,26 @@ class LessonScreen(Asking, Screen):
         Binding("l", "language", "language", show=False),
         Binding("o", "overview", "lessons", show=False),
         Binding("w", "workbench", "workbench", show=False),
+        Binding("e", "edit", "type a setting", show=False),
+        Binding("escape", "close_editor", "cancel", show=False),
         Binding("question_mark", "help", "help", show=False),
         Binding("q", "quit", "quit", show=False),
+        # the body takes no focus (a focus moving to the typing line and back would repaint it all), so the
+        # screen scrolls it: a page of a learner's own lessons may be longer than the window
+        Binding("up", "scroll('up')", "scroll up", show=False),
+        Binding("down", "scroll('down')", "scroll down", show=False),
+        Binding("pageup", "scroll('page_up')", "page up", show=False),
+        Binding("pagedown", "scroll('page_down')", "page down", show=False),
     ]
 
     def compose(self) -> ComposeResult:
         yield Lines(id="title")
-        with VerticalScroll(id="body"):
+        with VerticalScroll(id="body", can_focus=False):
             yield Lines(id="page")
         yield Lines(id="message")
+        with Vertical(id="editing"):  # in place of the message lines while the learner types (e)
+            yield Line(id="editor", max_length=MAX_TYPED, compact=True, select_on_focus=False)
+            yield Static(id="editor-note")
         yield Lines(id="keys")
         yield Static(id="small")
 
@@ -63,7 +82,6 @@ class LessonScreen(Asking, Screen):
         self.revealed = None              # (quiz.Posed, the choice): the answer's reveal, until the next key
 
     def on_mount(self) -> None:
-        self.query_one("#body").focus()
         self._redraw()  # now, before the first layout: the first frame written is the step itself
         self.call_after_refresh(self._first_paint_done)
 
@@ -131,6 +149,8 @@ class LessonScreen(Asking, Screen):
     def _redraw(self) -> None:
         w, h = self.app.size
         small = w < page.MIN_WIDTH or h < page.MIN_HEIGHT
+        if small and self.editing:  # the line goes with the message lines it stands in for
+            self.close_editor()
         self.set_class(small, "-small")
         if small:
             self._set("small", ("small", w, h, self.tour.lang), lambda: Text(t("too_small", self.tour.lang, w=w, h=h)))
@@ -171,7 +191,7 @@ class LessonScreen(Asking, Screen):
         title = page.title_lines(tour.lesson, tour.step_index, tour.pages(), tour.page_title(), lang, w)
         self._set("title", ("title", where, w), lambda: Text("\n").join(title))
         items = self.footer = page.footer_items(tour, self._lit, self._marks, self.app.training_running(),
-                                                self.asking)
+                                                self.asking, self.editing)
         footer = page.footer_lines(items, w)
         self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked, i.newline) for i in items), w),
                   lambda: Text("\n").join(footer))
@@ -267,6 +287,9 @@ class LessonScreen(Asking, Screen):
     def action_next(self) -> None:
         """Go to the next step, into the next lesson after the last one; a question waiting is skipped."""
         self._skip_question()
+        if self.tour.at_end():  # after the last recap: the tour's end, its score and what to revisit
+            self.app.open_end()
+            return
         self._moved(self.tour.next(), "end")
 
     def action_prev(self) -> None:
@@ -319,11 +342,25 @@ class LessonScreen(Asking, Screen):
 
     def _report(self, x, before, was) -> None:
         """Mark what the press changed and say it: the setting and the prose's numbers, before -> after."""
+        after = self.tour.result()
+        head = f"[{x.key}] {x.param} {fmt_value(was)} -> {fmt_value(self.tour.value_of(x))}"
+        self._mark(before, after, head, fill(self.tour.step.hint(x, self.tour.lang), after, self.tour.lang))
+
+    def _report_typed(self, name: str, before, was) -> None:
+        """Mark what a typed setting changed and say it, as a key's press is said (_report)."""
+        from .editing import typed_note
+
+        after = self.tour.result()
+        shown = page.brief if name in page.TEXTS else str  # a text of 200 characters is begun, a sentence whole
+        head = f"[e] {name} {shown(fmt_value(was))} -> {shown(fmt_value(after.params.get(name)))}"
+        self._mark(before, after, head, typed_note(after, name, self.tour.lang))
+
+    def _mark(self, before, after, head: str, tail: str) -> None:
+        """Mark what changed from `before` to `after`, and say `head` with the prose's numbers that changed,
+        then `tail`."""
         tour, lang, w = self.tour, self.tour.lang, self.app.size.width
-        after = tour.result()
         refs = [ref for ref, is_ref in pieces(tour.step.text(lang), after) if is_ref and ref not in after.params]
         self._marks = page.diff(before, after, lang, refs)
-        head = f"[{x.key}] {x.param} {fmt_value(was)} -> {fmt_value(tour.value_of(x))}"
         sep = "；" if lang == "zh" else "; "
         changed = [r for r in dict.fromkeys(refs) if r in self._marks.refs and page.same_place(before, after, r, lang)]
         for i, ref in enumerate(changed):
@@ -334,7 +371,7 @@ class LessonScreen(Asking, Screen):
                 break
             head += figure
         self._hold_lit()
-        self.say(head, fill(tour.step.hint(x, lang), after, lang))
+        self.say(head, tail)
 
     def action_reset(self) -> None:
         """Reset this lesson's experiment settings."""
@@ -376,6 +413,22 @@ class LessonScreen(Asking, Screen):
             self.say(tail=t("no_workbench", self.tour.lang))
             return
         self.app.open_workbench(**workbench_fields(self.tour.result().params))
+
+    def action_edit(self) -> None:
+        """Open the line where a setting, or a sentence, is typed (tui/screens/editing.py)."""
+        if self.tour.on_recap() or self.asking is not None:
+            self.say(tail=t("no_edit", self.tour.lang))
+            return
+        self.open_editor()
+
+    def action_scroll(self, where: str) -> None:
+        """Scroll the body: up, down, page_up or page_down."""
+        getattr(self.query_one("#body"), f"scroll_{where}")(animate=False)
+
+    def action_close_editor(self) -> None:
+        """Close the typing line, nothing applied."""
+        if self.editing:
+            self.close_editor()
 
     def action_help(self) -> None:
         """Show every key."""

@@ -1,5 +1,8 @@
-"""The lessons overview: each lesson with the steps seen so far; Enter opens one."""
+"""The lessons overview (o): the whole tour on one line (steps seen, questions right, the time left), then each
+lesson on a line of its own: steps seen, questions right, and about how long it takes. Enter opens one. After
+the last recap, the same list ends the tour (EndScreen), with what to revisit."""
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -8,42 +11,120 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from lessons.estimate import ASK_S, LOOK_S, PRESS_S, READ_CHARS, READ_WORDS, minutes
 from lessons.template import printable
 
 from ..i18n import t
 from . import ClosesOnce
+
+CHROME = 10  # cells of a line the box and the list take at 80 columns (96% wide, border, padding, scrollbar)
+MAX_BOX = 110  # the box's max-width in app.tcss
+LIST_EDGE = 2  # cells before a lesson's line in the list (its border and padding): the heads start after them
+
+
+def lesson_counts(tour, lesson) -> tuple[int, int, int, int, int]:
+    """(steps seen, steps, right, questions, minutes) of one lesson; its recap counts as its last step."""
+    right, _, asked = tour.score(lesson)
+    return tour.seen_steps(lesson), tour.pages(lesson), right, asked, minutes(lesson, tour.lang)
+
+
+def tour_line(tour) -> str:
+    """The whole tour on one line: steps seen of all, questions right of all, and about how long the steps not
+    seen yet take (each lesson's estimate, times the share of its steps not seen)."""
+    seen = steps = right = asked = 0
+    left = 0.0
+    for lesson in tour.lessons:
+        s, n, r, a, m = lesson_counts(tour, lesson)
+        seen, steps, right, asked, left = seen + s, steps + n, right + r, asked + a, left + m * (n - s) / n
+    return t("tour_line", tour.lang, seen=seen, steps=steps, right=right, asked=asked, left=round(left))
+
+
+def rows(tour, width: int) -> tuple[Text, list[Text]]:
+    """The column heads, and a line for each lesson, no wider than `width` cells: the title is shortened to
+    make room for the numbers, which are never cut."""
+    lang = tour.lang
+    counts = [lesson_counts(tour, lesson) for lesson in tour.lessons]
+    steps = [f"{s}/{n}" for s, n, *_ in counts]
+    right = [f"{r}/{a}" if a else "-" for _, _, r, a, _ in counts]
+    time = [str(m) for *_, m in counts]
+    heads = [t(k, lang) for k in ("col_lesson", "col_steps", "col_right", "col_minutes")]
+    w_steps, w_right, w_time = (max(cell_len(x) for x in col + [head])
+                                for col, head in ((steps, heads[1]), (right, heads[2]), (time, heads[3])))
+    room = max(8, width - 4 - (2 + w_steps) - (2 + w_right) - (2 + w_time))
+
+    def line(num, title, a, b, c):
+        title = _fit(title, room)
+        return Text.assemble((num, "bold"), title, " " * (room - cell_len(title)),
+                             "  ", " " * (w_steps - cell_len(a)) + a, "  ", " " * (w_right - cell_len(b)) + b,
+                             "  ", " " * (w_time - cell_len(c)) + c)
+
+    head = line(" " * (4 + LIST_EDGE), heads[0], heads[1], heads[2], heads[3])
+    head.stylize("dim")
+    lines = [line(f"{lesson.order:>2}. ", printable(lesson.title(lang)), a, b, c)
+             for lesson, a, b, c in zip(tour.lessons, steps, right, time)]
+    return head, lines
+
+
+def _fit(text: str, cells: int) -> str:
+    """text cut to `cells` cells, "..." ending one that was cut (ASCII: the ellipsis is ambiguous width)."""
+    if cell_len(text) <= cells:
+        return text
+    out = ""
+    for ch in text:
+        if cell_len(out + ch) > cells - 3:
+            break
+        out += ch
+    return out.rstrip() + "..."
+
+
+def revisit(tour) -> list[int]:
+    """The indices of the lessons worth a second look: a question missed or not answered, or a step not seen."""
+    out = []
+    for i, lesson in enumerate(tour.lessons):
+        seen, steps, right, asked, _ = lesson_counts(tour, lesson)
+        if right < asked or seen < steps:
+            out.append(i)
+    return out
 
 
 class OverviewScreen(ClosesOnce, ModalScreen):
     """A list of lessons with progress; Enter opens the highlighted one, Esc or o goes back."""
 
     BINDINGS = [Binding("escape,o,q", "close", "close"), Binding("r", "ask_again", "ask again")]
+    TITLE_KEY = "overview_title"
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="overview-box", classes="modal-box"):
-            yield Static(Text(t("overview_title", self.app.tour.lang), style="bold"))
-            yield OptionList(*self._options(), id="lesson-list")
-
-    def _options(self) -> list[Option]:
-        """A line for each lesson: its steps seen, and its questions answered right."""
         tour = self.app.tour
-        lang = tour.lang
-        options = []
-        for lesson in tour.lessons:
-            seen = len(set(tour.progress.visited.get(lesson.id, [])) & {s.id for s in lesson.steps})
-            n = len(lesson.steps)
-            bar = "#" * seen + "-" * (n - seen)
-            right, _, asked = tour.score(lesson)
-            score = t("questions_right", lang, right=right, n=asked) if asked else ""
-            label = Text.assemble((f"{lesson.order}. ", "bold"), printable(lesson.title(lang)), "  ",
-                                  (f"[{bar}] " + t("steps_seen", lang, seen=seen, n=n) + score, "dim"))
-            options.append(Option(label, id=lesson.id))
-        return options
+        head, lines = rows(tour, self._width())
+        with Vertical(id="overview-box", classes="modal-box"):
+            yield Static(Text(t(self.TITLE_KEY, tour.lang), style="bold"))
+            yield Static(Text(tour_line(tour)), id="tour-line")
+            yield from self._more()
+            yield Static(head, id="lesson-heads")
+            yield OptionList(*(Option(text, id=lesson.id) for lesson, text in zip(tour.lessons, lines)),
+                             id="lesson-list")
+            yield from self._note()
+
+    def _more(self):
+        return ()
+
+    def _note(self):
+        """How the minutes are estimated (lessons/estimate.py)."""
+        yield Static(Text(t("estimate_note", self.app.tour.lang, words=READ_WORDS, chars=READ_CHARS, look=LOOK_S,
+                            press=PRESS_S, ask=ASK_S), style="dim"), id="estimate-note")
+
+    def _width(self) -> int:
+        """The cells a lesson's line has in the list at this window's width."""
+        return min(int(self.app.size.width * 0.96), MAX_BOX) - CHROME
 
     def on_mount(self) -> None:
         listing = self.query_one(OptionList)
-        listing.highlighted = self.app.tour.lesson_index
+        listing.highlighted = self._first()
         listing.focus()
+
+    def _first(self) -> int:
+        """The lesson highlighted at first: the one on screen."""
+        return self.app.tour.lesson_index
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss()
@@ -54,12 +135,38 @@ class OverviewScreen(ClosesOnce, ModalScreen):
         import time
 
         listing = self.query_one(OptionList)
-        lesson = self.app.tour.lessons[listing.highlighted or 0]
+        index = listing.highlighted or 0
+        lesson = self.app.tour.lessons[index]
         if self.app.tour.progress.ask_again(lesson.id, int(time.time())):
             self.app.save()
-            listing.replace_option_prompt_at_index(listing.highlighted or 0,
-                                                   self._options()[listing.highlighted or 0].prompt)
+            _, lines = rows(self.app.tour, self._width())
+            listing.replace_option_prompt_at_index(index, lines[index])
+            self.query_one("#tour-line", Static).update(Text(tour_line(self.app.tour)))
 
     def action_close(self) -> None:
         """Back to the lesson."""
         self.dismiss()
+
+
+class EndScreen(OverviewScreen):
+    """After the last recap: the tour's score per lesson, as the overview lists it, and what to revisit; Enter
+    opens the highlighted lesson, the first one to revisit."""
+
+    TITLE_KEY = "end_title"
+
+    def _more(self):
+        tour = self.app.tour
+        again = revisit(tour)
+        if not again:
+            yield Static(Text(t("end_all_done", tour.lang), style="bold"), id="revisit")
+        else:
+            numbers = ("、" if tour.lang == "zh" else ", ").join(str(tour.lessons[i].order) for i in again)
+            yield Static(Text(t("end_revisit", tour.lang, lessons=numbers), style="bold"), id="revisit")
+
+    def _note(self):
+        return ()  # the end has no room for it at 80x24: the overview says it
+
+    def _first(self) -> int:
+        """The first lesson worth a second look, or the one on screen (Textual calls each class's on_mount)."""
+        again = revisit(self.app.tour)
+        return again[0] if again else self.app.tour.lesson_index

@@ -1,0 +1,61 @@
+"""The typing line (e) on a real pty, as a learner over SSH meets it: a number out of range refused on the line, one
+in range applied and marked, a word the tiny model does not know refused with the words it does know, and a
+whole line arriving in one burst (a fast typist, a terminal without bracketed paste) taken whole, though keys
+are otherwise bounded at 16 on their way (tui/keys.py); each apply repaints under 6 KB."""
+
+from test_hangup import FIRST, START_S, terminals
+
+MAX_BYTES_PER_KEY = 6 * 1024
+
+
+def test_a_number_typed_over_a_pty_is_refused_out_of_range_then_applied(tmp_path):
+    with terminals(tmp_path / "state") as start:
+        term = start("--lesson", "attention", "--lang", "en")
+        term.wait_for(FIRST, timeout=START_S)
+        mark = term.mark()
+        term.press(b"e")
+        term.wait_for("Type name=value", mark)
+        mark = term.mark()
+        term.press(b"d=0\r")
+        term.wait_for("d must be a whole number from 1 to", mark)
+        mark = term.mark()
+        term.press(b"\x1b")  # Esc closes the line unchanged; e opens it empty
+        term.wait_for("Try 1", mark)  # after the escape delay: an e at once would make Alt+e
+        mark = term.mark()
+        term.press(b"e")
+        term.wait_for("Type name=value", mark)
+        term.press(b"d=64")
+        term.wait_for("d=64", mark)
+        mark = term.mark()
+        term.press(b"\r")
+        term.wait_for("[e] d 8 -> 64", mark)
+        applied = len(term.raw(mark))
+        term.press(b"q")
+        status, _ = term.wait_exit(5)
+        assert status == 0
+    assert applied < MAX_BYTES_PER_KEY, applied
+
+
+def test_a_burst_of_typing_arrives_whole_and_an_unknown_word_gets_suggestions(tmp_path):
+    with terminals(tmp_path / "state") as start:
+        term = start("--lesson", "sampling", "--lang", "en")
+        term.wait_for("/8", timeout=START_S)
+        mark = term.mark()
+        term.press(b"e")
+        term.wait_for("Type your own sentence", mark)
+        mark = term.mark()
+        term.press(b"the kitten near the dogs\r")  # 25 keys in one write
+        term.wait_for("'kitten' is not one of the tiny model's 52 tokens; try", mark)
+        mark = term.mark()
+        term.press(b"\x1b")
+        term.wait_for("Try 1", mark)
+        mark = term.mark()
+        term.press(b"e")
+        term.wait_for("Type your own sentence", mark)
+        mark = term.mark()
+        sentence = b"the big cats near the small dog"  # 31 keys, then Enter, in one write
+        term.press(sentence + b"\r")
+        term.wait_for("[e] prompt the cat near the dogs -> the big cats near", mark)
+        term.press(b"q")
+        status, _ = term.wait_exit(5)
+        assert status == 0
