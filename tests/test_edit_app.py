@@ -155,3 +155,41 @@ def test_every_text_setting_is_one_the_footer_cuts_short():
 
     texts = {p.name for v in VIEWS.values() for p in v.params if p.kind == "text"}
     assert texts and texts <= TEXTS
+
+
+async def test_a_value_that_would_break_another_step_of_the_lesson_is_refused(state):
+    """A typed value holds for the lesson, as a key's does: d=4 fits where it is typed ("speeds"), but the
+    table step's prose reads d6, which d=4 does not have. Refused on the line, nothing changed."""
+    app = make_app(lang="en", lesson="positional", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at(pilot, app, "positional", "speeds")
+        await type_line(pilot, app, "d=4")
+        assert app.lesson_screen().editing and "step 1's prose needs a figure" in note(app)
+        assert app.tour.typed.get("positional", {}) == {}
+        await type_line(pilot, app, "n=1")  # the table step's rows 1 to 3
+        assert app.lesson_screen().editing and app.tour.typed.get("positional", {}) == {}
+        await pilot.press("escape", "p")
+        await pilot.pause()
+        assert app.is_running and "d=8" in screen_text(app)
+
+
+async def test_a_pasted_control_character_never_reaches_the_line(state):
+    app = make_app(lang="en", lesson="attention", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        line = app.lesson_screen().query_one("#editor", Input)
+        line.replace("d=1\x1b]0;T\x07\x1b[2J6", 0, 0)
+        assert line.value == "d=1]0;T[2J6"
+
+
+async def test_moving_away_while_typing_closes_the_line(state):
+    app = make_app(lang="en", lesson="attention", state_dir=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        assert app.lesson_screen().editing
+        app.tour.goto("attention", 2)  # as the palette's jump does
+        app.lesson_screen().arrived()
+        await pilot.pause()
+        assert not app.lesson_screen().editing and app.focused is None

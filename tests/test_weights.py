@@ -92,13 +92,61 @@ def test_what_train_did_not_write_is_refused(tmp_path, make, said):
         run_view("tiny-next", {"run": "yours"})
 
 
-def test_another_layout_is_refused(tmp_path):
+def test_another_config_is_refused(tmp_path):
     cfg = tiny.CONFIGS["small"]
     path = tmp_path / "small.npz"
     _, _, meta = tiny.load(SEED1)
     tiny.save(path, tiny.init(cfg, 0), cfg, {k: v for k, v in meta.items() if k != "config"})
-    with pytest.raises(ParamError, match="1 x 2 heads; the lessons show 2 x 4"):
+    with pytest.raises(ParamError, match="d_model 16, 1 x 2 heads, d_ff 32, vocabulary 52: not the main config"):
         tiny_views.use_weights(str(path))
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda m: m.update(steps=[1]), "steps"),
+    (lambda m: m["curve"].update(spread_every="\x1b[2J"), "curve.spread_every"),
+    (lambda m: m["probe"].update(ids=m["probe"]["ids"] * 2), "probe"),
+    (lambda m: m["probe"]["ids"][0].__setitem__(0, 99), "probe.ids"),
+    (lambda m: m.update(ablation=m["ablation"][:3]), "ablation"),
+    (lambda m: m.update(loss=float("nan")), "loss"),
+], ids=["steps-a-list", "a-string", "probe-too-long", "probe-id", "ablation", "nan"])
+def test_a_manifest_not_as_train_writes_it_is_refused(tmp_path, change, said):
+    """Every figure a view reads or shows is a finite number of the right count: a string would reach a title,
+    a list a number's format, and a long probe the UI thread."""
+    import copy
+
+    def edit(w, cfg, meta):
+        meta = copy.deepcopy(meta)
+        change(meta)
+        return w, cfg, meta
+    with pytest.raises(ParamError, match=f"manifest is not one xf-tour train wrote \\({said}\\)"):
+        tiny_views.use_weights(str(rewritten(tmp_path, edit)))
+
+
+def test_a_refused_file_leaves_the_weights_opened_before(mine, tmp_path):
+    from tui import tour as tour_module
+
+    tiny_views.use_weights(str(mine))
+    first = tour_module.run_view("tiny-next", {"run": "yours"})
+    (tmp_path / "junk.npz").write_text("junk")
+    with pytest.raises(ParamError):
+        tour_module.open_weights(str(tmp_path / "junk.npz"))
+    assert tour_module.run_view("tiny-next", {"run": "yours"}).tables == first.tables
+    no_probe = rewritten(tmp_path, lambda w, c, m: (w, c, {**m, "ablation": []}))
+    with pytest.raises(ParamError):
+        tour_module.open_weights(str(no_probe))
+    assert run_view("tiny-next", {"run": "yours"}).tables == first.tables  # the engine still has them
+
+
+def test_the_tours_results_follow_new_weights(mine, tmp_path):
+    """The tour keeps results by view and settings, and run=yours names whichever file is open: opening another
+    drops what the first computed."""
+    from tui import tour as tour_module
+
+    tour_module.open_weights(str(mine))
+    first = tour_module.run_view("tiny-next", {"run": "yours"})
+    tour_module.open_weights(shutil.copy(tiny.RUNS["seed0"], tmp_path / "other.npz"))
+    again = tour_module.run_view("tiny-next", {"run": "yours"})
+    assert again.tables != first.tables and again.tables == run_view("tiny-next", {"run": "seed0"}).tables
 
 
 def test_a_file_too_big_or_unpacking_too_big_is_refused_before_it_is_read(tmp_path):
@@ -113,6 +161,16 @@ def test_a_file_too_big_or_unpacking_too_big_is_refused_before_it_is_read(tmp_pa
     assert bomb.stat().st_size < 100_000
     with pytest.raises(ParamError, match="unpacks to more than weights take"):
         tiny_views.use_weights(str(bomb))
+
+
+def test_weights_go_with_the_tour_print_and_quiz_only(mine):
+    out = run_cli("--weights", str(mine), "print", "tiny-next", "--set", "run=yours")
+    assert out.returncode == 0 and "run=yours" in out.stdout, out.stderr
+    out = run_cli("--weights", str(mine), "lessons")
+    assert out.returncode == 2 and out.stderr.strip() == "xf-tour: error: --weights is for the tour itself, print and quiz"
+    out = run_cli("quiz", "--lesson", "tokens", "--weights", str(mine), "--json")
+    asked = json.loads(out.stdout)
+    assert {q["evidence"]["before"].get("run") for q in asked if q["step"] in ("head", "loss")} == {"yours"}
 
 
 def test_the_command_line_refuses_in_one_line_with_status_2(tmp_path, mine):
@@ -150,6 +208,16 @@ def test_every_trained_model_step_fits_with_your_weights(mine):
 
 def footer(app) -> str:
     return " ".join(plain(app.lesson_screen().query_one("#keys").content).split())
+
+
+async def test_a_shared_session_opens_no_file(state, mine):
+    """A learner over SSH (--learner) or in a browser (serve): weights= neither opens a file nor says anything
+    of one (whether it is there, its size)."""
+    app = make_app(lang="en", lesson="tokens", state_dir=state, open_files=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at(pilot, app, "tokens", "loss")
+        await type_line(pilot, app, f"weights={mine}")
+        assert "A shared session opens no files" in note(app) and app.tour.weights is None
 
 
 async def test_the_app_opens_your_weights_and_refuses_a_bad_file_inline(state, mine, tmp_path):

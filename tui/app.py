@@ -36,6 +36,7 @@ class XfTourApp(App):
     ENABLE_COMMAND_PALETTE = True
     report_crashes = False  # run_tour() sets it: a crash's traceback goes to a report file, not the screen
     _hold_timer = None      # the timer that ends a hold of the keys (hold_keys)
+    open_files = True       # whether weights=FILE may open a file: not for a learner over SSH, nor in a browser
 
     def __init__(self, tour: Tour, store: Store, lesson: str | None = None, bench=None, colors: str | None = None):
         super().__init__()
@@ -395,7 +396,7 @@ class XfTourApp(App):
 
 def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Path | None = None,
              state_dir: Path | None = None, lessons=None, bench=None, colors: str | None = None,
-             asks: bool | None = None, weights: str | None = None) -> XfTourApp:
+             asks: bool | None = None, weights: str | None = None, open_files: bool = True) -> XfTourApp:
     """Build the app the way the command line does; the tests use this too, and may fix `colors` (tui/heat.py)
     so that a snapshot does not depend on the terminal the tests run in."""
     from lessons.loader import SHIPPED, load_lessons
@@ -407,7 +408,9 @@ def make_app(lang: str | None = None, lesson: str | None = None, lessons_dir: Pa
     chosen = lang or progress.lang or default_lang()
     if asks is None:  # XF_TOUR_QUESTIONS=off: the keys act without asking (a teacher showing the tour)
         asks = os.environ.get("XF_TOUR_QUESTIONS", "on").lower() != "off"
-    return XfTourApp(Tour(lessons, progress, chosen, asks=asks, weights=weights), store, lesson, bench, colors)
+    app = XfTourApp(Tour(lessons, progress, chosen, asks=asks, weights=weights), store, lesson, bench, colors)
+    app.open_files = open_files
+    return app
 
 
 def run_tour(app: XfTourApp) -> int:

@@ -39,6 +39,22 @@ def run_view(view_id: str, settings: dict) -> Result:
     return _CACHE[key]
 
 
+def forget_yours() -> None:
+    """Drop every result computed from the learner's own weights (run=yours): they have just changed."""
+    for key in [k for k in _CACHE if ("run", YOURS) in k[1]]:
+        del _CACHE[key]
+
+
+def open_weights(path) -> str:
+    """The learner's own weights at `path`, as run=yours from now on (engine.views.tiny.use_weights): the
+    file's name; ParamError when it is not a file that train wrote, and then the weights before stay."""
+    from engine.views.tiny import use_weights
+
+    name = use_weights(path)
+    forget_yours()
+    return name
+
+
 def is_cached(view_id: str, settings: dict) -> bool:
     return _key(view_id, settings) in _CACHE
 
@@ -291,10 +307,11 @@ class Tour:
         lesson = lesson or self.lesson
         step = next(s for s in lesson.steps if s.id == question.step)
         x = next(e for e in lesson.experiments if e.key == question.key)
-        before = run_view(step.view, dict(step.params))
+        own = {**self.base(step.view), **step.params}
+        before = run_view(step.view, own)
         was = before.params.get(x.param)
         to = next_value(x, was)
-        after = run_view(step.view, {**step.params, x.param: to})
+        after = run_view(step.view, {**own, x.param: to})
         return pose(question, lesson.id, x.param, was, to, before, after)
 
     def score(self, lesson=None) -> tuple[int, int, int]:
@@ -318,6 +335,18 @@ class Tour:
         names = sketch[0] if sketch is not None else {p.name for p in get_view(self.step.view).params}
         base = {"run": YOURS} if self.weights is not None and "run" in names else {}  # under the lesson's own
         return {**base, **self.step.params, **{k: v for k, v in self.overrides().items() if k in names}}
+
+    def open_weights(self, path) -> str:
+        """The learner's own weights at `path`, run=yours from now on where a view takes run (open_weights)."""
+        self.weights = open_weights(path)
+        return self.weights
+
+    def base(self, view_id: str) -> dict:
+        """The settings under a step's own: run=yours where the view takes it, once the learner's weights are
+        open."""
+        if self.weights is None or not any(p.name == "run" for p in get_view(view_id).params):
+            return {}
+        return {"run": YOURS}
 
     def result(self) -> Result:
         return self._run(self.settings())

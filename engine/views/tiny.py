@@ -26,15 +26,15 @@ def _trained(run: str = "seed0"):
 
 _TRAINED: dict = {}
 YOURS = "yours"  # the run name of the weights a learner trained (xf-tour train) and opened (--weights)
-LAYOUT = (2, 4)  # layers and heads of the shipped runs: the lessons' steps speak of layer 1 and 2, heads 0-3
 MOST_BYTES = 16 * 2**20  # a weights file, and what its arrays unpack to: `big`'s is 0.5 MiB
 
 
 def use_weights(path) -> str:
-    """Take the weights that `xf-tour train` wrote at `path` as run=yours, in every trained-model view; the
-    name the footer and message show. ParamError, in one line, for anything else: not a file, too big, not
-    an .npz of train's, another vocabulary, layers and heads other than the lessons show, weights that are not
-    finite, or a manifest a view cannot read (each view is run on them once, here)."""
+    """Take the weights that `xf-tour train --config main` wrote at `path` as run=yours, in every trained-model
+    view; the file's name, which the footer and message show. ParamError, in one line, for anything else: not
+    a file, too big, not an .npz of train's, another config than main's (the lessons speak of its 2 layers of 4
+    heads), weights that are not finite, a manifest whose figures are not what train writes, or one a view
+    cannot read (each view is run on them once, here). The weights opened before stay until these pass."""
     import os
     import stat
     import zipfile
@@ -45,7 +45,7 @@ def use_weights(path) -> str:
     name = Path(path).name
 
     def refuse(en, zh):
-        return ParamError(f"{path}: {en}", f"{path}：{zh}")
+        return ParamError(f"{name}: {en}", f"{name}：{zh}")
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO named by mistake must not block the start
@@ -57,8 +57,8 @@ def use_weights(path) -> str:
         raise refuse("not a regular file", "不是普通文件")
     with os.fdopen(fd, "rb") as f:
         if st.st_size > MOST_BYTES:
-            raise refuse(f"{st.st_size:,} bytes, more than weights take ({MOST_BYTES:,} at most)",
-                         f"{st.st_size:,} 字节，超过权重文件的上限（{MOST_BYTES:,}）")
+            raise refuse(f"more than {MOST_BYTES // 2**20} MiB, far more than weights take",
+                         f"超过 {MOST_BYTES // 2**20} MiB，远大于权重文件")
         try:
             if sum(i.file_size for i in zipfile.ZipFile(f).infolist()) > MOST_BYTES:  # a zip bomb
                 raise refuse("unpacks to more than weights take", "解压后超过权重文件的上限")
@@ -69,26 +69,91 @@ def use_weights(path) -> str:
         except Exception as err:  # not an .npz, not train's manifest, weights that do not match it
             raise refuse(f"not weights that xf-tour train wrote ({type(err).__name__})",
                          f"不是 xf-tour train 写出的权重（{type(err).__name__}）") from None
-    if cfg.n_vocab != len(corpus.VOCAB):
-        raise refuse(f"a vocabulary of {cfg.n_vocab}, not the tiny grammar's {len(corpus.VOCAB)}",
-                     f"词表大小 {cfg.n_vocab}，不是小语法的 {len(corpus.VOCAB)}")
-    if (cfg.n_layer, cfg.n_head) != LAYOUT:  # layers x heads
-        raise refuse(f"{cfg.n_layer} x {cfg.n_head} heads; the lessons show {LAYOUT[0]} x {LAYOUT[1]} "
-                     "(train --config main)",
-                     f"{cfg.n_layer} 层 x {cfg.n_head} 头；课程按 {LAYOUT[0]} 层 x {LAYOUT[1]} 头展示"
-                     "（train --config main）")
+    main = tiny.CONFIGS["main"]
+    shape = (cfg.d_model, cfg.n_layer, cfg.n_head, cfg.d_ff, cfg.n_vocab)
+    if shape != (main.d_model, main.n_layer, main.n_head, main.d_ff, len(corpus.VOCAB)):
+        raise refuse(f"d_model {cfg.d_model}, {cfg.n_layer} x {cfg.n_head} heads, d_ff {cfg.d_ff}, vocabulary "
+                     f"{cfg.n_vocab}: not the main config the lessons show (train --config main)",
+                     f"d_model {cfg.d_model}、{cfg.n_layer} 层 x {cfg.n_head} 头、d_ff {cfg.d_ff}、词表 {cfg.n_vocab}："
+                     "不是课程展示的 main 配置（train --config main）")
     if not all(np.isfinite(a).all() for a in w.values()):
         raise refuse("weights that are not finite (the training diverged)", "权重里有非有限值（训练发散了）")
+    problem = manifest_problem(meta, cfg)
+    if problem is not None:
+        raise refuse(f"its manifest is not one xf-tour train wrote ({problem})",
+                     f"其清单不是 xf-tour train 写出的（{problem}）")
+    before = _TRAINED.get(YOURS)
     forget_yours()
     _TRAINED[YOURS] = (w, cfg, meta)
     try:
         for view in YOUR_VIEWS:
             run_view(view, {"run": YOURS})
     except Exception as err:
-        forget_yours()
+        forget_yours()  # and what was computed from them: the weights opened before come back
+        if before is not None:
+            _TRAINED[YOURS] = before
         raise refuse(f"its manifest is not one xf-tour train wrote ({type(err).__name__})",
                      f"其清单不是 xf-tour train 写出的（{type(err).__name__}）") from None
     return name
+
+
+def manifest_problem(meta, cfg) -> str | None:
+    """What in a manifest is not as `xf-tour train` writes it, or None: every figure a view reads or shows is a
+    finite number of the right kind and count (a string there would reach a title, a list a number's format),
+    and the probe sentences are few and made of the vocabulary's ids."""
+    import math
+
+    from .. import corpus, tiny
+
+    def number(x, whole=False):
+        return (isinstance(x, int) or not whole and isinstance(x, float) and math.isfinite(x)) \
+            and not isinstance(x, bool)
+
+    def numbers(xs, n=None, whole=False, least=1, most=100_000):
+        return isinstance(xs, list) and least <= len(xs) <= most and (n is None or len(xs) == n) \
+            and all(number(x, whole) for x in xs)
+
+    def ids(xs, n=None):
+        return numbers(xs, n, whole=True, most=tiny.PROBE_SENTENCES) and all(0 <= x < cfg.n_vocab for x in xs)
+
+    if not isinstance(meta, dict):
+        return "not a table"
+    for key in ("loss", "loss_unseen", "floor", "agreement", "entropy_spread_init", "entropy_spread_trained"):
+        if not number(meta.get(key)):
+            return key
+    if not number(meta.get("steps"), whole=True):
+        return "steps"
+    for key in ("head_entropy_init", "head_entropy_trained"):
+        rows = meta.get(key)
+        if not (isinstance(rows, list) and len(rows) == cfg.n_layer
+                and all(numbers(r, cfg.n_head) and min(r) > 0 for r in rows)):
+            return key
+    curve = meta.get("curve")
+    if not isinstance(curve, dict):
+        return "curve"
+    for key in ("loss_every", "spread_every", "spread_sentences"):
+        if not (number(curve.get(key), whole=True) and curve[key] >= 1):
+            return f"curve.{key}"
+    for x, y in (("loss_step", "loss"), ("spread_step", "spread")):
+        if not (numbers(curve.get(x), whole=True) and numbers(curve.get(y), len(curve[x]))):
+            return f"curve.{y}"
+    probe = meta.get("probe")
+    if not isinstance(probe, dict) or not isinstance(probe.get("ids"), list) \
+            or not 1 <= len(probe["ids"]) <= tiny.PROBE_SENTENCES:
+        return "probe"
+    n = len(probe["ids"])
+    if not all(isinstance(row, list) and ids(row) and len(row) <= corpus.MAX_LEN + 1 for row in probe["ids"]):
+        return "probe.ids"
+    if not (ids(probe.get("good"), n) and ids(probe.get("bad"), n) and numbers(probe.get("verb_at"), n, whole=True)
+            and all(1 <= v < len(row) for v, row in zip(probe["verb_at"], probe["ids"]))):
+        return "probe"
+    heads = meta.get("ablation")
+    if not (isinstance(heads, list) and len(heads) == cfg.n_layer * cfg.n_head and all(
+            isinstance(h, dict) and number(h.get("layer"), True) and 1 <= h["layer"] <= cfg.n_layer
+            and number(h.get("head"), True) and 0 <= h["head"] < cfg.n_head
+            and all(number(h.get(k)) for k in ("attention", "change", "lost")) for h in heads)):
+        return "ablation"
+    return None
 
 
 def forget_yours() -> None:

@@ -125,10 +125,11 @@ def write_shipped() -> None:
 
 def _shown(piece: bytes) -> str:
     """A token as a table cell: ASCII and wide CJK characters as themselves; anything else (a byte of a split
-    character, a control character, a symbol whose width depends on the terminal) as its bytes in hex, <e4>."""
+    character, a control character, a symbol whose width depends on the terminal, and |, which parts the
+    tokens) as its bytes in hex, <e4>."""
     out = []
     for ch in bpe.readable(piece):
-        if " " <= ch <= "~" or unicodedata.east_asian_width(ch) in "WF":
+        if ch != "|" and (" " <= ch <= "~" or unicodedata.east_asian_width(ch) in "WF"):  # | parts the tokens
             out.append(ch)
         else:
             out.append("".join(f"<{b:02x}>" for b in ch.encode("utf-8")))
@@ -141,24 +142,24 @@ def _cells(text: str) -> int:
 
 def _wrap(label, pieces, width=62, most=4):
     """Rows of (label, pieces joined by |) no wider than width cells, the label on the first row only; past
-    `most` rows, the last one ends with how many tokens are left out (a long typed text)."""
-    lines, line, shown = [], "", 0
+    `most` rows, the last one ends with how many tokens are left out (a long typed text). Rows are lists of
+    pieces until they are joined: a piece may itself hold a |."""
+    rows, row = [], []
     for p in pieces:
-        if line and _cells(line) + 1 + _cells(p) > width:
-            if len(lines) + 1 == most:
-                break
-            lines.append(line + "|")
-            line = p
+        if row and _cells("|".join(row)) + 1 + _cells(p) > width:
+            rows.append(row)
+            row = [p]
         else:
-            line = f"{line}|{p}" if line else p
-        shown += 1
-    if shown < len(pieces):
-        more = f"|... +{len(pieces) - shown:,}"
-        while line and _cells(line) + _cells(more) > width:  # room for the count: the last pieces go
-            line, _, _ = line.rpartition("|")
-            shown -= 1
-        line += f"|... +{len(pieces) - shown:,}" if line else f"... +{len(pieces) - shown:,}"
-    lines.append(line)
+            row.append(p)
+    rows.append(row)
+    if len(rows) > most:
+        rows, left = rows[:most], sum(len(r) for r in rows[most:])
+        last = rows[-1]
+        while last and _cells("|".join(last)) + len(f"|... +{left + 1:,}") > width:  # room for the count
+            last.pop()
+            left += 1
+        rows[-1] = last + [f"... +{left:,}"]
+    lines = [text + "|" for text in map("|".join, rows[:-1])] + ["|".join(rows[-1])]
     return [(label if i == 0 else "", text) for i, text in enumerate(lines)]
 
 

@@ -44,6 +44,10 @@ def main(argv=None) -> int:
         print(f"{PROG}: " + ("错误: --learner 只用于导览本身，不能和命令一起用" if lang == "zh" else
                              "error: --learner is for the tour itself; give it without a command"), file=sys.stderr)
         return 2
+    if getattr(args, "weights", None) is not None and args.command not in ("", "print", "quiz"):
+        print(f"{PROG}: " + ("错误: --weights 只用于导览本身、print 和 quiz" if lang == "zh" else
+                             "error: --weights is for the tour itself, print and quiz"), file=sys.stderr)
+        return 2
     if args.command in SCREENS and "textual" not in sys.modules:
         ssh_escape_delay()
     if "numpy" not in sys.modules:  # the engine's products are small: a second BLAS thread, started with numpy,

@@ -135,7 +135,7 @@ def build_parser(lang: str):
                              "同时画出图表：ASCII 和盲文点字符，不带颜色（用读屏软件时请别加）"))
     show.add_argument("--answers", action="store_true",
                       help=t("with --lesson: give each question's answer and why", "与 --lesson 同用：给出每道题的答案和原因"))
-    show.add_argument("--weights", metavar="FILE.npz", help=weights_help)
+    show.add_argument("--weights", metavar="FILE.npz", default=argparse.SUPPRESS, help=weights_help)
     show.set_defaults(run="printout:cmd_print")
 
     quiz = sub.add_parser("quiz", parents=[common], help=t("the lessons' questions, each with the answer the engine gives",
@@ -146,7 +146,7 @@ def build_parser(lang: str):
                              "在这个设置下提问，而不是按该步自己的设置，例如 --set d=64"))
     quiz.add_argument("--json", action="store_true", help=t("print JSON, with the evidence that decides each answer",
                                                             "输出 JSON，附上决定每个答案的依据"))
-    quiz.add_argument("--weights", metavar="FILE.npz", help=weights_help)
+    quiz.add_argument("--weights", metavar="FILE.npz", default=argparse.SUPPRESS, help=weights_help)
     quiz.set_defaults(run="quiz:cmd_quiz")
 
     lessons = sub.add_parser("lessons", parents=[common], help=t("list the lessons", "列出所有课程"))

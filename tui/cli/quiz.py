@@ -36,6 +36,8 @@ def cmd_quiz(args, lang) -> int:
         if name not in taken:
             raise ParamError(f"no question is asked on a view that takes the parameter {name!r}; see: {PROG} views",
                              f"没有哪道题所在的视图接受参数 {name!r}；参见：{PROG} views")
+    if getattr(args, "weights", None) is not None and "run" in taken:  # the learner's weights, as the tour uses them
+        settings.setdefault("run", "yours")
     asked = [ask_at(lesson, q, settings) for lesson, q in questions]  # all before any output, as print does
     if args.json:
         from ..plain import dumps

@@ -1,5 +1,6 @@
 """xf-tour with no command: the Textual tour itself."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -24,8 +25,9 @@ def cmd_tour(args, lang) -> int:
     from ..app import make_app, run_tour  # textual comes in only here
 
     weights = getattr(args, "weights", None)  # read and checked already (cli.main): run=yours where a view takes run
+    shared = home is not None or "web_driver" in os.environ.get("TEXTUAL_DRIVER", "")  # --learner, or serve's
     app = make_app(lang=getattr(args, "lang", None), lesson=args.lesson, lessons=lessons, state_dir=home,
-                   weights=None if weights is None else Path(weights).name)
+                   weights=None if weights is None else Path(weights).name, open_files=not shared)
     app.recall(Results(app.store.folder / RESULTS_NAME))  # the first frame from what the last start kept: the
     # store's folder, so that learners share no results either (the lesson caches, about files, are shared)
     folder = own_folder(args)

@@ -12,6 +12,7 @@ from textual.widgets import Input
 
 from engine.errors import EngineError
 from lessons.safe import UNSAFE
+from lessons.template import TemplateError
 
 from ..i18n import t
 
@@ -27,6 +28,7 @@ class Line(Input):
         self.cursor_blink = False
 
     def replace(self, text: str, start: int, end: int) -> None:
+        text = UNSAFE.sub("", text)  # a pasted control character never reaches the line, nor the terminal
         room = self.max_length - (len(self.value) - (end - start)) if self.max_length else len(text)
         super().replace(text[:max(room, 0)], start, end)
 
@@ -86,7 +88,7 @@ class Editing:
             was = before.params.get(name)
             self.tour.type_setting(name, value)
             try:
-                self._fits()
+                self._fits(name)
             except (EngineError, ValueError):
                 self.tour.untype(name, was)
                 raise
@@ -101,36 +103,57 @@ class Editing:
 
     def _open_weights(self, path: str) -> None:
         """weights=FILE: the learner's own weights (xf-tour train), as run=yours in every trained-model view
-        from now on, as --weights FILE does; a file that is not train's is said below the line."""
-        from engine.views.tiny import use_weights
-
+        from now on, as --weights FILE does; a file that is not train's is said below the line. Only where the
+        tour runs for whoever started it: a learner over SSH (--learner) or in a browser (serve) opens no file
+        of the host's, and learns nothing of one."""
         lang = self.tour.lang
+        if not self.app.open_files:
+            self._edit_note(t("edit_weights_shared", lang), "bold red")
+            return
         if not path or UNSAFE.search(path):
             self._edit_note(t("edit_weights_form", lang), "bold red")
             return
-        before = self.tour.result()
         try:
-            name = use_weights(path)
+            before = self.tour.result()
+            name = self.tour.open_weights(path)
         except EngineError as err:
             self._edit_note(err.text(lang), "bold red")
             return
-        was = before.params.get("run")
-        self.tour.weights = name
         self.close_editor()
-        if "run" in before.params:
-            self._report_typed("run", before, was)
+        try:
+            after = self.tour.result()
+        except EngineError as err:
+            self._refused(err)
+            return
+        if "run" in after.params:
+            self._report_typed("run", before, before.params.get("run"))
         else:
             self.say(tail=t("edit_weights_open", lang, name=name))
 
-    def _fits(self) -> None:
-        """The step at the setting typed, laid out as the screen lays it out: EngineError when the view refuses
-        it, ValueError when it would not fit the window (one step, one screen holds for what is typed too)."""
+    def _fits(self, name: str) -> None:
+        """Every step of the lesson whose view takes the setting typed (a typed value holds for the lesson, as a
+        key's does), laid out as the screen lays it out at this window's size: EngineError when a view refuses
+        it, ValueError when a step would not fit (one step, one screen holds for what is typed too) or its prose
+        names a figure its view no longer has at that value."""
+        from engine.views import get_view
+
         from .. import page
 
-        self.tour.result()
-        w, h = self.app.size
-        if page.build(self.tour, w, lit=self.tour.takes).lines > h:
-            raise ValueError(t("edit_too_big", self.tour.lang, w=w, h=h))
+        tour, (w, h) = self.tour, self.app.size
+        here = tour.step_index
+        try:
+            for i, step in enumerate(tour.lesson.steps):
+                if i != here and name not in {p.name for p in get_view(step.view).params}:
+                    continue
+                tour.step_index = i
+                try:
+                    lines = page.build(tour, w, lit=tour.takes).lines
+                except (KeyError, IndexError, TemplateError):
+                    raise ValueError(t("edit_breaks", tour.lang, n=i + 1)) from None
+                if lines > h:
+                    raise ValueError(t("edit_too_big", tour.lang, n=i + 1, w=w, h=h))
+        finally:
+            tour.step_index = here
 
     def _read(self, raw: str) -> tuple[str, object]:
         """(setting, typed value) from what was typed; ValueError (a message in the tour's language) when it

@@ -158,6 +158,10 @@ class LessonScreen(Asking, Editing, Screen):
         try:
             self._draw(w, h)
         except BROKEN as err:
+            if self.tour.typed.get(self.tour.lesson.id):  # a value typed on another step: taken back, said
+                self.tour.typed.pop(self.tour.lesson.id)
+                self.say(tail=t("edit_taken_back", self.tour.lang))
+                return
             self._broken(err, w)
 
     def _broken(self, err: Exception, w: int) -> None:
@@ -272,7 +276,9 @@ class LessonScreen(Asking, Editing, Screen):
     # --- actions ------------------------------------------------------------------------
 
     def arrived(self) -> None:
-        """A new step is on screen: no marks, no note, no question, the body at its top."""
+        """A new step is on screen: no marks, no note, no question, no typing line, the body at its top."""
+        if self.editing:  # Ctrl+P, say, moved on while the line was open
+            self.close_editor()
         self._marks, self._pressed, self.asking, self.revealed = page.Marks(), None, None, None
         self.query_one("#body").scroll_home(animate=False)
         self.say()

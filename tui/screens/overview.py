@@ -135,13 +135,23 @@ class OverviewScreen(ClosesOnce, ModalScreen):
         import time
 
         listing = self.query_one(OptionList)
-        index = listing.highlighted or 0
-        lesson = self.app.tour.lessons[index]
+        lesson = self.app.tour.lessons[listing.highlighted or 0]
         if self.app.tour.progress.ask_again(lesson.id, int(time.time())):
             self.app.save()
-            _, lines = rows(self.app.tour, self._width())
-            listing.replace_option_prompt_at_index(index, lines[index])
-            self.query_one("#tour-line", Static).update(Text(tour_line(self.app.tour)))
+            self.refresh_rows()
+
+    def on_resize(self) -> None:
+        self.refresh_rows()
+
+    def refresh_rows(self) -> None:
+        """Lay the lines out again: after a score changed, or at another width."""
+        tour = self.app.tour
+        head, lines = rows(tour, self._width())
+        listing = self.query_one(OptionList)
+        for i, line in enumerate(lines):
+            listing.replace_option_prompt_at_index(i, line)
+        self.query_one("#lesson-heads", Static).update(head)
+        self.query_one("#tour-line", Static).update(Text(tour_line(tour)))
 
     def action_close(self) -> None:
         """Back to the lesson."""
@@ -155,16 +165,23 @@ class EndScreen(OverviewScreen):
     TITLE_KEY = "end_title"
 
     def _more(self):
+        yield Static(self._revisit(), id="revisit")
+
+    def _revisit(self) -> Text:
+        """The lessons worth a second look, by number, or that none is."""
         tour = self.app.tour
         again = revisit(tour)
         if not again:
-            yield Static(Text(t("end_all_done", tour.lang), style="bold"), id="revisit")
-        else:
-            numbers = ("、" if tour.lang == "zh" else ", ").join(str(tour.lessons[i].order) for i in again)
-            yield Static(Text(t("end_revisit", tour.lang, lessons=numbers), style="bold"), id="revisit")
+            return Text(t("end_all_done", tour.lang), style="bold")
+        numbers = ("、" if tour.lang == "zh" else ", ").join(str(tour.lessons[i].order) for i in again)
+        return Text(t("end_revisit", tour.lang, lessons=numbers), style="bold")
 
     def _note(self):
         return ()  # the end has no room for it at 80x24: the overview says it
+
+    def refresh_rows(self) -> None:
+        super().refresh_rows()
+        self.query_one("#revisit", Static).update(self._revisit())
 
     def _first(self) -> int:
         """The first lesson worth a second look, or the one on screen (Textual calls each class's on_mount)."""
