@@ -8,22 +8,28 @@ from test_hangup import FIRST, START_S, terminals
 MAX_BYTES_PER_KEY = 6 * 1024
 
 
+def press_and_see(term, keys: bytes, needle: str) -> int:
+    """Press `keys` in one write and wait for `needle`: where the output stood before them."""
+    mark = term.mark()
+    term.press(keys)
+    term.wait_for(needle, mark)
+    return mark
+
+
+def close_and_open(term, hint: str) -> None:
+    """Esc, then e once Esc has acted (an e within the escape delay would make Alt+e): the line opens empty."""
+    press_and_see(term, b"\x1b", "Try 1")
+    press_and_see(term, b"e", hint)
+
+
 def test_a_number_typed_over_a_pty_is_refused_out_of_range_then_applied(tmp_path):
     with terminals(tmp_path / "state") as start:
         term = start("--lesson", "attention", "--lang", "en")
         term.wait_for(FIRST, timeout=START_S)
+        press_and_see(term, b"e", "Type name=value")
+        press_and_see(term, b"d=0\r", "d must be a whole number from 1 to")
+        close_and_open(term, "Type name=value")
         mark = term.mark()
-        term.press(b"e")
-        term.wait_for("Type name=value", mark)
-        mark = term.mark()
-        term.press(b"d=0\r")
-        term.wait_for("d must be a whole number from 1 to", mark)
-        mark = term.mark()
-        term.press(b"\x1b")  # Esc closes the line unchanged; e opens it empty
-        term.wait_for("Try 1", mark)  # after the escape delay: an e at once would make Alt+e
-        mark = term.mark()
-        term.press(b"e")
-        term.wait_for("Type name=value", mark)
         term.press(b"d=64")
         term.wait_for("d=64", mark)
         mark = term.mark()
@@ -40,18 +46,10 @@ def test_a_burst_of_typing_arrives_whole_and_an_unknown_word_gets_suggestions(tm
     with terminals(tmp_path / "state") as start:
         term = start("--lesson", "sampling", "--lang", "en")
         term.wait_for("/8", timeout=START_S)
-        mark = term.mark()
-        term.press(b"e")
-        term.wait_for("Type your own sentence", mark)
-        mark = term.mark()
-        term.press(b"the kitten near the dogs\r")  # 25 keys in one write
-        term.wait_for("'kitten' is not one of the tiny model's 52 tokens; try", mark)
-        mark = term.mark()
-        term.press(b"\x1b")
-        term.wait_for("Try 1", mark)
-        mark = term.mark()
-        term.press(b"e")
-        term.wait_for("Type your own sentence", mark)
+        press_and_see(term, b"e", "Type your own sentence")
+        press_and_see(term, b"the kitten near the dogs\r",  # 25 keys in one write
+                      "'kitten' is not one of the tiny model's 52 tokens; try")
+        close_and_open(term, "Type your own sentence")
         mark = term.mark()
         sentence = b"the big cats near the small dog"  # 31 keys, then Enter, in one write
         term.press(sentence + b"\r")

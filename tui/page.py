@@ -129,14 +129,14 @@ def title_lines(lesson, index: int, pages: int, step_title: str, lang: str, widt
     name = full = printable(lesson.title(lang))
     spare = room - cell_len(head) - 2 - cell_len(step)
     if cell_len(name) > spare:
-        name = _shorten(name, spare)
+        name = shorten(name, spare)
     line = Text.assemble((head + name, "bold"), "  " if name else "", (step, ""))
     if cell_len(line.plain) <= room:
         return [line]
     return [Text(head + full, style="bold"), *_wrap(step, room)]
 
 
-def _shorten(text: str, cells: int) -> str:
+def shorten(text: str, cells: int) -> str:
     """text cut to at most `cells` cells, ending in "..." (ASCII: the ellipsis character is ambiguous width)."""
     if cells < 8:
         return ""
@@ -189,7 +189,7 @@ def message_lines(head: str, tail: str, width: int, style: str = "italic") -> Te
     """The two message lines: `head` on the first (shortened to fit), `tail` wrapped below it."""
     room = width - 2 * PAD
     head = printable(head)
-    lines = [Text(head if cell_len(head) <= room else _shorten(head, room), style="bold")] if head else []
+    lines = [Text(head if cell_len(head) <= room else shorten(head, room), style="bold")] if head else []
     lines += _wrap(tail, room, style) if tail else []
     text = Text("\n").join(lines[:MESSAGE_LINES])
     text.no_wrap, text.overflow = True, "ignore"

@@ -15,6 +15,7 @@ from lessons.estimate import ASK_S, LOOK_S, PRESS_S, READ_CHARS, READ_WORDS, min
 from lessons.template import printable
 
 from ..i18n import t
+from ..page import shorten
 from . import ClosesOnce
 
 CHROME = 10  # cells of a line the box and the list take at 80 columns (96% wide, border, padding, scrollbar)
@@ -53,7 +54,7 @@ def rows(tour, width: int) -> tuple[Text, list[Text]]:
     room = max(8, width - 4 - (2 + w_steps) - (2 + w_right) - (2 + w_time))
 
     def line(num, title, a, b, c):
-        title = _fit(title, room)
+        title = shorten(title, room)
         return Text.assemble((num, "bold"), title, " " * (room - cell_len(title)),
                              "  ", " " * (w_steps - cell_len(a)) + a, "  ", " " * (w_right - cell_len(b)) + b,
                              "  ", " " * (w_time - cell_len(c)) + c)
@@ -63,18 +64,6 @@ def rows(tour, width: int) -> tuple[Text, list[Text]]:
     lines = [line(f"{lesson.order:>2}. ", printable(lesson.title(lang)), a, b, c)
              for lesson, a, b, c in zip(tour.lessons, steps, right, time)]
     return head, lines
-
-
-def _fit(text: str, cells: int) -> str:
-    """text cut to `cells` cells, "..." ending one that was cut (ASCII: the ellipsis is ambiguous width)."""
-    if cell_len(text) <= cells:
-        return text
-    out = ""
-    for ch in text:
-        if cell_len(out + ch) > cells - 3:
-            break
-        out += ch
-    return out.rstrip() + "..."
 
 
 def revisit(tour) -> list[int]:
