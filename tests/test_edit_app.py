@@ -193,3 +193,17 @@ async def test_moving_away_while_typing_closes_the_line(state):
         app.lesson_screen().arrived()
         await pilot.pause()
         assert not app.lesson_screen().editing and app.focused is None
+
+
+async def test_while_a_question_waits_e_is_not_offered(state):
+    app = make_app(lang="en", lesson="attention", state_dir=state, asks=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await at(pilot, app, "attention", "scaled")
+        assert "e" in {k.key for k in app.lesson_screen().footer}
+        await pilot.press("1")
+        await pilot.pause()
+        assert app.lesson_screen().asking is not None
+        assert "e" not in {k.key for k in app.lesson_screen().footer}
+        await pilot.press("e")
+        await pilot.pause()
+        assert not app.lesson_screen().editing and app.lesson_screen().asking is not None

@@ -63,7 +63,7 @@ TEXTS = {
                        "{view}：当前设置下的全部表格和行（Esc 关闭）"),
     "more_below": ("more below: Up/Down scrolls", "下面还有：用上下方向键滚动"),
     "resuming": ("Resuming at lesson {order}, {title}, step {step}.", "从第 {order} 课「{title}」第 {step} 步继续。"),
-    "recap_done": ("Lesson complete: you have seen {seen} of its {n} pages.", "本课完成：{n} 页里你看过了 {seen} 页。"),
+    "recap_done": ("Lesson complete: you have seen {seen} of its {n} steps.", "本课完成：{n} 步里你看过了 {seen} 步。"),
     "recap_remember": ("Worth remembering:", "值得记住的几点："),
     "recap_next": ("Next: lesson {order}, {title}. Press n.", "下一课：第 {order} 课「{title}」。按 n 继续。"),
     "recap_last": ("That was the last lesson. Press o to revisit any lesson.", "这是最后一课。按 o 可以回到任意一课。"),

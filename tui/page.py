@@ -373,7 +373,7 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
               for name, value in params.items() if name not in bound]
     if editing:  # the typing line is open: what applies it and what closes it
         return items + [Key("Enter", t("apply_key", lang), newline=bool(items)), Key("Esc", t("cancel_key", lang))]
-    if params:
+    if params and asking is None:  # e types a setting; not while a question waits for its answer
         items.append(Key("e", t("edit_key", lang)))
     if asking is not None:  # a question waits: its answer keys, and the keys that skip it
         answer = (Key("0-9", t("type_key", lang)) if asking.question.kind == "number"
