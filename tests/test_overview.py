@@ -57,9 +57,12 @@ def test_each_lesson_is_one_line_that_fits_with_its_numbers_whole(lang, width):
     lessons, _ = load_lessons()
     tour = Tour(lessons, Progress(), lang, asks=False)
     head, lines = rows(tour, width)
-    assert len(lines) == len(lessons)
+    assert len(lines) == len(lessons) and head.plain.split()[:1] == [{"en": "lesson", "zh": "课程"}[lang]]
     for lesson, line in zip(lessons, lines):
         assert cell_len(line.plain) <= width and "\n" not in line.plain
+        title, shown = lesson.title(lang), line.plain[4:].split("  ")[0]  # whole, or cut with ... when too long
+        assert shown == title or shown.endswith("...") and title.startswith(shown[:-3]) and \
+            cell_len(title) > cell_len(shown), line.plain
         steps, right, minutes = line.plain.split()[-3:]
         assert steps == f"0/{len(lesson.steps) + 1}" and right == f"0/{len(lesson.questions)}"
         assert minutes == str(estimate.minutes(lesson, lang))

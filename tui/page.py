@@ -138,6 +138,8 @@ def title_lines(lesson, index: int, pages: int, step_title: str, lang: str, widt
 
 def shorten(text: str, cells: int) -> str:
     """text cut to at most `cells` cells, ending in "..." (ASCII: the ellipsis character is ambiguous width)."""
+    if cell_len(text) <= cells:
+        return text
     if cells < 8:
         return ""
     out = ""
