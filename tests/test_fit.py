@@ -298,3 +298,36 @@ def test_the_training_panel_fits_80_columns_at_its_widest(lang, tmp_path):
     assert "left" in running[1].plain or "剩" in running[1].plain
     braille = [sum(0x2800 <= ord(ch) <= 0x28FF for ch in line.plain) for line in running[1:]]
     assert min(braille) >= 36, braille  # both curves drawn across the run (they start at step 20 and 0)
+
+
+def _no_space(text: str) -> str:
+    """The characters of a source a reader must see, in order: whitespace, the #s a wrapped comment repeats
+    and the continuation marks left out."""
+    import re
+    return re.sub(r"\s|#", "", re.sub(r" \\$", "", text, flags=re.M))
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_every_code_window_shows_every_character_of_its_source(columns):
+    """What c shows is the source, broken to the window's width: no line wider than the window, and not one
+    character dropped (a broken code line ends with a continuation mark)."""
+    from engine.views import VIEWS
+    from tui.screens.code import code_width, sources, wrap_code
+
+    width = code_width(columns)
+    for view in VIEWS:
+        source = sources(view)
+        shown = wrap_code(source, width)
+        assert max(len(line) for line in shown.splitlines()) <= width, view
+        assert _no_space(shown) == _no_space(source), view
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_code_is_broken_for_the_width_the_window_has(tmp_path, size):
+    from tui.screens.code import code_width
+    app = make_app(lang="en", lesson="attention", state_dir=tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        room = app.screen.query_one("#code").content_region.width  # 2 more when the code needs no scroll bar
+        assert code_width(size[0]) <= room <= code_width(size[0]) + 2

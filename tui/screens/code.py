@@ -26,34 +26,51 @@ def sources(view_id: str) -> str:
     return "\n\n".join(inspect.getsource(f).rstrip() for f in functions(view_id))
 
 
+MARK = " \\"  # ends a code line broken in two, as Python's own continuation: the next piece is the same line
+
+
 def wrap_code(source: str, width: int) -> str:
     """Source lines longer than `width` broken at spaces, each continuation indented like its line: a
-    narrow window reads like the file, not like a ragged paragraph. A comment that does not fit beside
-    its code moves under it, still a comment, and a long comment goes on as a comment."""
+    narrow window reads like the file, not like a ragged paragraph. A broken code line ends with MARK; a
+    comment that does not fit beside its code moves under it, still a comment, and a long comment goes on
+    as a comment. No character is dropped: a piece with no space to break at is cut at the width."""
     out = []
     for line in source.splitlines():
         body = line.lstrip(" ")
         indent = " " * (len(line) - len(body))
         code, sep, comment = line.partition("  # ")
         if sep and len(line) > width and not body.startswith("#"):
-            out += _wrap_line(code.rstrip(), indent, indent + "    ", width)
+            out += _wrap_line(code.rstrip(), indent, indent + "    ", width, MARK)
             under = indent + ("    " if code.rstrip().endswith(":") else "")  # a def's comment sits in its body
             out += _wrap_line(under + "# " + comment, under, under + "# ", width)
         elif body.startswith("#"):
             out += _wrap_line(line, indent, indent + "# ", width)
         else:
-            out += _wrap_line(line, indent, indent + "    ", width)
+            out += _wrap_line(line, indent, indent + "    ", width, MARK)
     return "\n".join(out)
 
 
-def _wrap_line(line: str, indent: str, hanging: str, width: int) -> list[str]:
-    """One line broken at spaces to `width`; every piece after the first starts with `hanging`."""
-    out = []
-    while len(line) > width and " " in line[len(indent) + 1:width]:
-        cut = line.rindex(" ", len(indent) + 1, width)
-        out.append(line[:cut].rstrip())
+def _wrap_line(line: str, indent: str, hanging: str, width: int, mark: str = "") -> list[str]:
+    """One line broken to `width`, at spaces where it can, with `mark` ending each piece but the last; every
+    piece after the first starts with `hanging`."""
+    out, room = [], max(width - len(mark), len(hanging) + 8)
+    while len(line) > width:
+        head = line[:room]
+        cut = head.rfind(" ", len(indent) + 1)
+        if cut <= len(hanging.rstrip()):  # no space to break at: cut the word at the width
+            cut = room
+        out.append(line[:cut].rstrip() + mark)
         line = hanging + line[cut:].strip()
     return out + [line]
+
+
+def code_width(columns: int) -> int:
+    """The cells a line of code has in the window at this terminal width: the box is 96% wide, at most
+    MAX_BOX (app.tcss .modal-box), less its border and padding (4) and the scroll bar (2)."""
+    return min(int(columns * 0.96), MAX_BOX) - 6
+
+
+MAX_BOX = 110
 
 
 class CodeScreen(ClosesOnce, ModalScreen):
@@ -67,11 +84,18 @@ class CodeScreen(ClosesOnce, ModalScreen):
         names = ", ".join(f"{f.__module__}.{f.__name__}" for f in functions(view.id))
         with VerticalScroll(id="code-box", classes="modal-box"):
             yield Static(Text(t("code_title", tour.lang, names=names), style="bold"))
-            width = min(self.app.size.width, 110) - 8  # the window's border and padding
-            yield Static(Syntax(wrap_code(sources(view.id), width), "python", theme="ansi_dark", line_numbers=False))
+            yield Static(self._code(code_width(self.app.size.width)), id="code")
+
+    def _code(self, width: int) -> Syntax:
+        return Syntax(wrap_code(sources(self.app.tour.step.view), width), "python", theme="ansi_dark",
+                      line_numbers=False)
 
     def on_mount(self) -> None:
         self.query_one("#code-box").focus()
+
+    def on_resize(self) -> None:
+        """The code broken again for the width the window now has: a line one cell too long loses its end."""
+        self.query_one("#code", Static).update(self._code(code_width(self.app.size.width)))
 
     def action_close(self) -> None:
         """Close the code."""
