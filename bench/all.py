@@ -55,10 +55,12 @@ def table(r) -> str:
     pos = next(row for row in pr["rows"] if row["command"] == "xf-tour print positional")
     rows = [
         ("`xf-tour train --config main`, 2,000 steps", f"numpy loop {tr['anchor_s']:.1f} s",
-         f"{tr['train_s']:.1f} s, {tr['train_peak_mib']:.0f} MiB", f"<= {train_time.TARGETS['seconds']:.0f} s, <= {train_time.TARGETS['peak_mib']:.0f} MiB",
+         f"{tr['train_s']:.1f} s, {tr['train_peak_mib']:.0f} MiB",
+         f"<= {train_time.TARGETS['seconds']:.0f} s, <= {train_time.TARGETS['peak_mib']:.0f} MiB",
          tr["targets_met"]["seconds"] and tr["targets_met"]["peak_mib"]),
         ("live training in the app (heads, key 4, `big`)", f"`xf-tour train --config big` {lv['cli_s']:.1f} s",
-         f"{lv['live_s']:.1f} s ({lv['ratio']:.2f}x)", f"<= {live_train.TARGETS['ratio']}x", lv["targets_met"]["ratio"]),
+         f"{lv['live_s']:.1f} s ({lv['ratio']:.2f}x)", f"<= {live_train.TARGETS['ratio']}x",
+         lv["targets_met"]["ratio"]),
         ("n/p keys while it trains, median (max)", f"idle {lv['idle_key_ms_median']:.0f} ms "
          f"({lv['idle_key_ms_max']:.0f})", f"{lv['busy_key_ms_median']:.0f} ms ({lv['busy_key_ms_max']:.0f})",
          f"<= {live_train.TARGETS['key_ms']:.0f} ms", lv["targets_met"]["key_ms"]),
@@ -77,8 +79,8 @@ def table(r) -> str:
         ("`xf-tour print positional`", f"anchor {pr['anchor_ms']:.0f} ms",
          f"{pos['median_ms']:.0f} ms ({pos['ratio']:.2f}x)", f"<= {pos['target']}x", pos["ratio"] <= pos["target"]),
         ("`xf-tour print VIEW`, the worst view", f"anchor {pr['anchor_ms']:.0f} ms",
-         f"{pr['worst_view'].removeprefix('xf-tour print ')} {pr['worst_ratio']:.2f}x", f"<= {print_time.TARGETS['view']}x each",
-         pr["targets_met"]),
+         f"{pr['worst_view'].removeprefix('xf-tour print ')} {pr['worst_ratio']:.2f}x",
+         f"<= {print_time.TARGETS['view']}x each", pr["targets_met"]),
     ]
     for kind, v in tb["lessons_dir"].items():
         rows.append((f"first frame with `--lessons DIR`, {kind} state folder", f"without {v['without_ms']:.0f} ms",

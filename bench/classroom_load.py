@@ -1,10 +1,10 @@
 """A class of 30 on one machine: 30 learners at once through a loopback sshd, each pressing a key every 2 s.
 
-It starts the sshd of tests/test_ssh.py (Debian's openssh-server; .ci/run installs it), gives each learner a key
-of their own with `xf-tour classroom add learnerNN KEY` (sshd takes the first line whose key matches, so one
-shared key would make every session the same learner), and opens all the sessions at once, half in zh, half
-in en, each an `ssh -tt` in an 80x24 pty. Then, for --seconds, every learner presses a key every 2 s, the
-learners' presses spread evenly over the 2 s; the keys walk n n n p p p, a whole new step each time.
+It starts the sshd of bench/sshd.py, as tests/test_ssh.py does (Debian's openssh-server; .ci/run installs it),
+gives each learner a key of their own with `xf-tour classroom add learnerNN KEY` (sshd takes the first line whose
+key matches, so one shared key would make every session the same learner), and opens all the sessions at once,
+half in zh, half in en, each an `ssh -tt` in an 80x24 pty. Then, for --seconds, every learner presses a key every
+2 s, the learners' presses spread evenly over the 2 s; the keys walk n n n p p p, a whole new step each time.
 
 It reports:
   key latency   from writing a key into the learner's pty to the first bytes ssh writes back after it
@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from test_ssh import Session, Sshd, add_learner, keygen, residual_steps  # noqa: E402  (after the path is set)
+from bench.sshd import Session, Sshd, add_learner, keygen, residual_steps  # noqa: E402  (after the path is set)
 
 KEYS = b"nnnppp"
 

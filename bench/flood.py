@@ -2,10 +2,10 @@
 
 In a tmux session at 80x24 the tour opens (state in a temporary folder); then `tmux send-keys -l` types
 SIZE KiB of a mix (MIXES: "np", escape sequences, mouse and focus reports, pastes, sizes, junk) in chunks
-as fast as tmux takes them, and q straight after, again every REPEAT_Q_S until the tour has gone. The tour's resident size is
-read from /proc every 20 ms meanwhile; the kernel's own peak (VmHWM) is read just before q. It prints the
-resident size before the paste, the peak, how long the paste took to send, and the seconds from its end
-until the tour had answered q (its process gone), or that it had not by the timeout.
+as fast as tmux takes them, and q straight after, again every REPEAT_Q_S until the tour has gone. The tour's
+resident size is read from /proc every 20 ms meanwhile; the kernel's own peak (VmHWM) is read just before q.
+It prints the resident size before the paste, the peak, how long the paste took to send, and the seconds from
+its end until the tour had answered q (its process gone), or that it had not by the timeout.
 
 Run from the repo root:  .venv/bin/python bench/flood.py [--kib 200] [--mix np|...|all] [--timeout 60] [--json]
 Needs tmux.
@@ -103,7 +103,8 @@ def flood(kib: int = 200, timeout: float = 60.0, lang: str = "en", mix: str = "n
         finally:
             tmux("kill-session", "-t", name)
     mib = 1 / 1024
-    return {"mix": mix, "kib": kib, "rss_before_mib": round(before * mib, 1), "rss_peak_mib": round(max(peak[0], hwm) * mib, 1),
+    return {"mix": mix, "kib": kib, "rss_before_mib": round(before * mib, 1),
+            "rss_peak_mib": round(max(peak[0], hwm) * mib, 1),
             "paste_s": round(pasted - started, 2), "q_answered_s": None if answered is None else round(answered, 2),
             "timeout_s": timeout}
 

@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.tour_walk import walk_all  # noqa: E402  (after the path is set)
-from bench.term import TARGETS  # noqa: E402
+from bench.term import TARGETS  # noqa: E402  (after the path is set)
+from bench.tour_walk import walk_all  # noqa: E402
 
 
 def main():

@@ -7,9 +7,9 @@ PNGs: Chinese must show as Chinese, not as boxes (tofu).
 
 Chromium is driven over its DevTools protocol (aiohttp, which textual-serve brings): its --screenshot flag
 shoots before the websocket has delivered anything. Prints, per language, the PNG written and what the page
-reports: whether the websocket's first bytes arrived (and after how long), or the session closed, and Roboto Mono (served by serve, not a CDN) loaded, and
-which families of the page's CJK stack fontconfig has (document.fonts.check cannot tell: it says true for any
-font that is not a web font).
+reports: whether the websocket's first bytes arrived (and after how long), or the session closed, and Roboto
+Mono (served by serve, not a CDN) loaded, and which families of the page's CJK stack fontconfig has
+(document.fonts.check cannot tell: it says true for any font that is not a web font).
 Exit status 1 when a language's frame never arrived.
 """
 

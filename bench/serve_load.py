@@ -219,8 +219,10 @@ def main() -> int:
     print(f"start         median {result['start_s']['median']} s   max {result['start_s']['max']} s")
     print(f"memory        per session RSS {mem['rss']} MiB   PSS {mem['pss']} MiB;   server RSS "
           f"{result['server_rss_mib']} MiB")
-    print(f"CPU, keys     per session {result['cpu_busy_per_session']:.4f} s/s;   server {result['cpu_busy_server']:.4f} s/s")
-    print(f"CPU, idle     per session {result['cpu_idle_per_session']:.4f} s/s;   server {result['cpu_idle_server']:.4f} s/s")
+    print(f"CPU, keys     per session {result['cpu_busy_per_session']:.4f} s/s;   "
+          f"server {result['cpu_busy_server']:.4f} s/s")
+    print(f"CPU, idle     per session {result['cpu_idle_per_session']:.4f} s/s;   "
+          f"server {result['cpu_idle_server']:.4f} s/s")
     return 0
 
 

@@ -4,7 +4,8 @@ Imports: the tour starts in a tmux session at 80x24 under script(1) with `python
 at the positional lesson, after one start that fills its state folder (the parsed lessons, the results it
 opens on), as every start after the first finds it. Python writes its import times on stderr, the terminal
 the tour draws on (stderr is not redirected: Textual draws there too), so script(1)'s log holds them; they
-are read from the log, up to the first frame in it. Listed: the modules with the largest cumulative import time, and the project's own.
+are read from the log, up to the first frame in it. Listed: the modules with the largest cumulative import
+time, and the project's own.
 Mounts: the same app, built as the command line builds it (lessons_for, make_app, recall), runs headless
 at 80x24 (App.run_test) in a fresh process, twice with one state folder; it reports, for the second, the
 time to import the app, to build it (lessons loaded), and to its first frame, whether that frame was drawn

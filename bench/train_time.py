@@ -58,7 +58,7 @@ def timed(cmd, cwd) -> tuple[float, float, str]:
 def two_at_once(cwd) -> float:
     """How many cores the machine gives two busy processes now: 2 x (an anchor's time alone) / (the time of
     two run at once), each with one BLAS thread as the trainer's two processes have. Training runs in two
-    processes (engine/two_cores.py), so on a 2-core machine whose host lends the second core only part of
+    processes (engine/helper_process.py), so on a 2-core machine whose host lends the second core only part of
     the time, its time follows this figure. (Two anchors with two BLAS threads each spin against each other:
     one run took 124 s against 3.6 s alone.)"""
     env = {**ENV, "OPENBLAS_NUM_THREADS": "1"}

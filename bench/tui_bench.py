@@ -106,7 +106,8 @@ def lessons_dir(runs, env):
         with_, without = [], []
         for _ in range(runs):
             for cmd, into in ((base, without), (base + ["--lessons", str(copy)], with_)):
-                run_env = env if kind == "shared" else {**env, "XF_TOUR_STATE_DIR": tempfile.mkdtemp(prefix="bench-state-")}
+                run_env = (env if kind == "shared"
+                           else {**env, "XF_TOUR_STATE_DIR": tempfile.mkdtemp(prefix="bench-state-")})
                 into.append(run_once(cmd, r"0\.841", [], run_env)["first_frame_s"] * 1000)
         out[kind] = {"without_ms": statistics.median(without), "with_ms": statistics.median(with_)}
         out[kind]["ratio"] = out[kind]["with_ms"] / out[kind]["without_ms"]

@@ -1,4 +1,12 @@
-"""The numbers of the tour: a Llama-style transformer in plain numpy.
+"""The engine of the tour: every number a lesson shows, computed live in plain numpy.
+
+It holds a Llama-style transformer, operation by operation (ops, positions, the forward pass in llama,
+RMSNorm in norms); the two small models the lessons run: a random-weight one (random_llama) and a trained
+tiny Llama (tiny, with its optimizer, its training pass and its second core, its grammar in corpus, and a
+byte-level BPE in bpe); the arithmetic of real models' sizes (sizing); the seeded experiments (demos,
+seeds); sampling; and `views`: what each lesson step shows, as plain tables. Under them: errors (refusals
+worded in both languages), records (the result types) and files (the one atomic file write, for every
+layer). Each module's docstring says what it holds.
 
 Glossary, used in every shape comment ([n_seq, d_model] and so on):
     n_seq      tokens in the sequence          d_model    width of the residual stream x
@@ -7,15 +15,9 @@ Glossary, used in every shape comment ([n_seq, d_model] and so on):
     n_vocab    vocabulary size                 d_ff       hidden width of the SwiGLU FFN
     d          width of q and k in a demo; the d of the division by sqrt(d)
 
-The modules, from the bottom up: ops (one function per operation), positions (sinusoidal and RoPE),
-llama (the one forward pass), random_llama (the random-weight demo stack), tiny (the trained tiny
-Llama: backward pass, Adam, saving, the head ablation), corpus (its grammar), sizing (parameter and
-cache counts), demos (the small seeded experiments), norms (RMSNorm's formula and a deep random stack
-with three norm placements), bpe (a byte-level BPE learned from the lessons' text), sampling
-(temperature, top-k and top-p) and views (what each lesson step shows).
-
 Nothing here imports textual or rich, and nothing prints: functions return what the screen shows.
-Importing `engine` imports nothing else; each name below loads its module on first use.
+Importing `engine` imports nothing else: each name in _HOMES below loads its module on first use, and
+`engine.MODULE` imports that submodule.
 """
 
 import importlib
@@ -25,8 +27,8 @@ _HOMES = {
     "demos": ("attention_demo", "cat_demo", "d_sweep", "multi_head_demo", "permutation_demo",
               "rope_demo", "swiglu_demo"),
     "errors": ("MAX_BYTES", "EngineError", "ParamError", "SizeError", "check_bytes"),
-    "ops": ("attention", "causal_mask", "entropy", "log_softmax", "merge_heads", "rms_norm", "silu", "softmax", "split_heads",
-            "swiglu"),
+    "ops": ("attention", "causal_mask", "entropy", "log_softmax", "merge_heads", "rms_norm", "silu", "softmax",
+            "split_heads", "swiglu"),
     "positions": ("apply_rope", "frequencies", "sinusoidal_positions", "wavelengths"),
     "sizing": ("PRESETS", "PUBLISHED", "ModelConfig", "group_shares", "kv_bytes_per_token", "kv_cache_bytes",
                "param_count", "preset", "swiglu_hidden", "swiglu_widths", "total_params", "weight_bytes"),

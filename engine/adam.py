@@ -4,14 +4,14 @@ import math
 
 import numpy as np
 
-from .two_cores import shared_zeros
+from .helper_process import shared_zeros
 
 
 class Adam:
     """Adam on one flat buffer (in w's dtype, float32 in training): init moves w's arrays into it (w keeps its
     keys, each a view of its slice), so that each step is a handful of whole-buffer operations instead of a
     handful per weight. shared=True puts the buffer in memory that a process forked later shares
-    (two_cores.Helper reads the weights there)."""
+    (helper_process.Helper reads the weights there)."""
 
     def __init__(self, w, b1=0.9, b2=0.99, eps=1e-8, shared=False):
         self.keys = list(w)

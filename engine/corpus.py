@@ -272,7 +272,8 @@ def sample_ids(rng: "np.random.Generator", n: int) -> Batch:
     slots[:, 5] = np.where(has_dist, INDEX[THE], none)
     slots[:, 6] = np.where(has_dist, nouns[_choose(u[:, 6], [1 / 7] * 7), dist_num], none)
     slots[:, 7] = verb
-    slots[:, 8] = np.where((kind == 1), INDEX[THE], np.where(has_place, _ids(PLACE_PREPS)[_choose(u[:, 10], [1 / 3] * 3)], none))
+    slots[:, 8] = np.where((kind == 1), INDEX[THE],
+                           np.where(has_place, _ids(PLACE_PREPS)[_choose(u[:, 10], [1 / 3] * 3)], none))
     slots[:, 9] = np.where(kind == 1, nouns[_choose(u[:, 10], [1 / 7] * 7), _choose(u[:, 9], [0.5, 0.5])],
                            np.where(has_place, INDEX[THE], none))
     slots[:, 10] = np.where(has_place, _ids(PLACES)[_choose(u[:, 11], [1 / 6] * 6)], none)

@@ -1,201 +1,83 @@
-"""The Llama forward pass, written once for every model in the tour.
+"""The Llama forward pass as the lessons draw it: one plain numpy function per operation.
 
-Each block is pre-norm: x = x + attention(rms_norm(x)), then x = x + swiglu(rms_norm(x)). Attention is
-causal, with RoPE on q and k; a last RMSNorm and the LM head turn x into logits. Two models run through
-this code: the random-weight stack of the residual lesson (random_llama.py, float64) and the trained
-tiny Llama (tiny.py, float32, which adds the backward pass). Arrays keep the weights' dtype.
+Every model whose numbers a lesson shows runs through this code: the residual lesson's random
+stack (random_llama.py, float64), the RMSNorm lesson's deep stack (norms.py) and the trained
+tiny Llama (tiny.py, float32). Training runs the same sums faster (training_pass.py), and
+tests/test_llama.py holds the two equal. Arrays keep the weights' dtype.
 
-The weights are one flat dict:
-    embed [n_vocab, d_model]    norm_f [d_model]    head [d_model, n_vocab]
-    for each layer i:  i.norm1 [d_model]  i.wq i.wk i.wv i.wo [d_model, d_model]          (attention)
-                       i.norm2 [d_model]  i.wg i.wu [d_model, d_ff]  i.wd [d_ff, d_model]  (SwiGLU FFN)
+The weights are one flat dict. head_dim = d_model // n_head; n_kv_head = n_head is plain
+multi-head attention, fewer K/V heads is grouped-query attention (GQA).
+    embed [n_vocab, d_model]   norm_f [d_model]   head [d_model, n_vocab]
+    layer i, attention:   i.norm1 [d_model]   i.wq [d_model, n_head * head_dim]
+                          i.wk, i.wv [d_model, n_kv_head * head_dim]
+                          i.wo [n_head * head_dim, d_model]
+    layer i, SwiGLU FFN:  i.norm2 [d_model]   i.wg, i.wu [d_model, d_ff]   i.wd [d_ff, d_model]
 """
-
-import functools
-import math
 
 import numpy as np
 
-from .ops import causal_mask, merge_heads, split_heads
-from .positions import rope_tables
+from .ops import attention, merge_heads, rms_norm, split_heads, swiglu
+from .positions import rope_tables, rotate_pairs
+
+
+def rope(x, base=10000.0):  # [..., n_seq, head_dim] -> [..., n_seq, head_dim]
+    """Turn each pair (2i, 2i+1) of the vector at position pos by the angle pos·θ_i."""
+    positions = np.arange(x.shape[-2])                              # [n_seq]
+    cos, sin = rope_tables(positions, x.shape[-1], base, x.dtype)  # [n_seq, head_dim // 2] each
+    return rotate_pairs(x, cos, sin)
+
+
+def grouped_attention(x, wq, wk, wv, wo, n_head, n_kv_head):  # [..., n_seq, d_model] -> same
+    """Causal self-attention with RoPE on q and k. Query head h reads K/V head h // group: each
+    K/V head serves a group of n_head // n_kv_head query heads. Returns the output and weights."""
+    q = rope(split_heads(x @ wq, n_head))     # [..., n_head, n_seq, head_dim]
+    k = rope(split_heads(x @ wk, n_kv_head))  # [..., n_kv_head, n_seq, head_dim]
+    v = split_heads(x @ wv, n_kv_head)        # [..., n_kv_head, n_seq, head_dim]
+    group = n_head // n_kv_head
+    k = np.repeat(k, group, axis=-3)          # [..., n_head, n_seq, head_dim]: K/V head j once
+    v = np.repeat(v, group, axis=-3)          # for each query head of its group
+    out, weights = attention(q, k, v, causal=True)  # weights [..., n_head, n_seq, n_seq]
+    return merge_heads(out) @ wo, weights           # [..., n_seq, d_model]
+
+
+def block(x, w, i, n_head, n_kv_head, residual=True):  # [..., n_seq, d_model] -> same
+    """Layer i, pre-norm: each sub-block reads a normalised copy of x and adds its output to x.
+    residual=False replaces x with each output instead (the residual lesson's experiment)."""
+    a, weights = grouped_attention(rms_norm(x, w[f"{i}.norm1"]), w[f"{i}.wq"], w[f"{i}.wk"],
+                                   w[f"{i}.wv"], w[f"{i}.wo"], n_head, n_kv_head)
+    x = x + a if residual else a
+    f = swiglu(rms_norm(x, w[f"{i}.norm2"]), w[f"{i}.wg"], w[f"{i}.wu"], w[f"{i}.wd"])
+    x = x + f if residual else f
+    return x, weights
+
+
+def forward(w, ids, n_head, n_kv_head=None, *, keep=None, residual=True):  # [..., n_seq] -> logits
+    """The next-token logits at every position, [..., n_seq, n_vocab]. keep, a dict, receives x
+    after the embedding and after each layer (residual), each layer's attention weights (attn)
+    and x after the last layer (x_out)."""
+    x = w["embed"][ids]  # [..., n_seq, d_model]
+    stream, maps = [x], []
+    for i in range(n_layers(w)):
+        x, weights = block(x, w, i, n_head, n_kv_head or n_head, residual)
+        stream.append(x)
+        maps.append(weights)
+    if keep is not None:
+        keep.update(residual=stream, attn=maps, x_out=x)
+    return rms_norm(x, w["norm_f"]) @ w["head"]  # [..., n_seq, n_vocab]
 
 
 def n_layers(w) -> int:
     return sum(name.endswith(".wq") for name in w)
 
 
-def dense(x, m):  # [..., n_in], [n_in, n_out] -> [..., n_out]
-    """x @ m as one 2-D matrix product: numpy runs a 3-D one as a loop of small products, several times slower."""
-    return (x.reshape(-1, x.shape[-1]) @ m).reshape(*x.shape[:-1], m.shape[1])
+def silence_heads(w, head_mask, n_head):  # head_mask [n_layer, n_head] of 0/1 -> weights
+    """The weights with every head that head_mask marks 0 silenced: its rows of W_o set to zero,
+    so what it computes never reaches x, as if its output were zero."""
+    out = dict(w)
+    for i, row in enumerate(np.asarray(head_mask)):
+        wo = w[f"{i}.wo"]
+        out[f"{i}.wo"] = wo * np.repeat(row, wo.shape[0] // n_head)[:, None].astype(wo.dtype)
+    return out
 
 
-# ops.rms_norm, positions.rotate_pairs and ops.attention as training needs them, thousands of times a run: the same
-# sums in fewer numpy calls. numpy's reductions over a short last axis loop row by row, and so do RoPE's
-# strided even/odd writes; the textbook versions in ops.py and positions.py are the ones to read.
-
-def rms_scale(x, eps=1e-5):  # [..., d] -> [..., 1]
-    """1 / the root mean square of each vector: ops.rms_norm(x, w) is x * rms_scale(x) * w. The mean of squares
-    is a product with a column of 1/d; forward keeps the scale for the backward pass."""
-    return 1.0 / np.sqrt(dense(x * x, _mean_column(x.shape[-1], x.dtype)) + eps)
-
-
-@functools.lru_cache(maxsize=16)
-def _mean_column(d, dtype):  # -> [d, 1] of 1/d, read-only
-    column = np.full((d, 1), 1.0 / d, dtype)
-    column.flags.writeable = False
-    return column
-
-
-@functools.lru_cache(maxsize=64)
-def rope_turns(n_seq, head_dim, n_head, dtype):  # -> [n_seq, n_head * head_dim] complex, read-only
-    """cos + i sin of positions.rope_tables for every pair of q and then of k, head by head."""
-    cos, sin = rope_tables(np.arange(n_seq), head_dim)  # [n_seq, head_dim // 2]
-    turns = np.tile(cos + 1j * sin, 2 * n_head).astype(np.result_type(dtype, np.complex64))
-    turns.flags.writeable = False
-    return turns
-
-
-def turn_pairs(x, turns):  # [..., 2 n], [..., n] complex -> [..., 2 n]
-    """positions.rotate_pairs with each pair (x_2i, x_2i+1) read as the complex number x_2i + i x_2i+1 and
-    turned by one complex product; conj(turns) turns back."""
-    return (x.view(turns.dtype) * turns).view(x.dtype)
-
-
-@functools.lru_cache(maxsize=64)
-def cached_mask(n_seq, dtype):  # -> [n_seq, n_seq], read-only
-    """ops.causal_mask, made once per length."""
-    mask = causal_mask(n_seq, dtype=dtype)
-    mask.flags.writeable = False
-    return mask
-
-
-def causal_attention(q, k, v):  # [B, H, T, hd] x3 -> [B, H, T, hd], [B, H, T, T]
-    """ops.attention(q, k, v, causal=True). Softmax subtracts each row's max before exp only where it must: when
-    no score is over 40 (no exp can overflow) and every row's sum of exp(score) is at least 1e-20 (what underflows
-    is under 1e-18 of its row), exp(score) over its row's sum is the same softmax to float precision, and saves
-    T - 1 np.maximum over columns for the max. The row sum is a product with ones; no row is fully masked, since
-    every query sees key 0. The output is laid out [B, T, H, hd] in memory, so that merge_heads needs no copy."""
-    *lead, n_head, T, head_dim = q.shape
-    s = q @ np.swapaxes(k, -1, -2)  # [B, H, T, T]
-    s /= math.sqrt(head_dim)
-    s += cached_mask(T, s.dtype)
-    ones = np.ones(T, s.dtype)
-    p = np.exp(s) if s.max() <= 40 else None  # (a score that is not a number fails the test too)
-    total = None if p is None else p @ ones  # [B, H, T]
-    if total is None or not total.min() >= 1e-20:  # the usual way: minus each row's max
-        m = s[..., :1].copy()
-        for j in range(1, T):
-            np.maximum(m, s[..., j:j + 1], out=m)
-        p = np.exp(s - m)
-        total = p @ ones
-    p /= total[..., None]
-    out = np.swapaxes(np.empty((*lead, T, n_head, v.shape[-1]), p.dtype), -3, -2)
-    return np.matmul(p, v, out=out), p
-
-
-class Prefixes:
-    """A batch of sentences as the distinct prefixes they begin with: what training computes.
-
-    With causal attention, every layer's row at a position depends only on the sentence up to that position, so
-    sentences that begin alike have the same rows there. Every sentence starts "<bos> the", and a batch of the main
-    config's 64 sentences has about 300 distinct prefixes among its 480 real positions (590 in training's two
-    parts, padded). forward() given a Prefixes computes one row per prefix ([M, ...] where ids would give
-    [B, T, ...]); attention alone runs in the sentences' layout, where each position reads its prefix's row.
-
-        tokens [M]   each prefix's last token          at [B, T]   the prefix that ends at each position
-        pos [M]      its position                      first [M]   one place, b T + t, where it ends
-
-    Prefixes are numbered by position, then in the order of the sentences sorted as token lists. Every position
-    up to a sentence's last real one is computed (attention reads them all); a position after it gets no prefix of
-    its own (at says 0 there), and attention reads it only from later positions, which are left out too."""
-
-    def __init__(self, ids, real):  # [B, T] token ids, [B, T] bool: the positions to compute
-        B, T = ids.shape
-        real = np.logical_or.accumulate(np.asarray(real, bool)[:, ::-1], 1)[:, ::-1]  # and every one before them
-        order = np.lexsort(ids.T[::-1])  # sentences sorted as token lists: equal prefixes are neighbours
-        s, ok = ids[order], real[order]
-        new = ok.copy()  # a prefix that the sentence above (in that order) does not compute
-        new[1:] &= ~(np.logical_and.accumulate(s[1:] == s[:-1], axis=1) & ok[:-1])
-        where = np.flatnonzero(new.T)  # the new prefixes, position by position: their numbers are 0, 1, ...
-        number = np.full(T * B, -1)
-        number[where] = np.arange(len(where))
-        at = np.maximum.accumulate(number.reshape(T, B).T, axis=0)  # the number above, where not new
-        at[~ok] = 0
-        self.at = np.empty_like(at)
-        self.at[order] = at
-        self.pos, row = np.divmod(where, B)
-        self.tokens, self.first = s[row, self.pos], order[row] * T + self.pos
-        spots = np.flatnonzero(real)  # the places where a prefix ends, for sum_copies
-        ends = self.at.reshape(-1)[spots]
-        copies = np.bincount(ends, minlength=len(where))
-        self.shared = np.flatnonzero(copies > 1)
-        self._spots = spots[copies[ends] > 1]
-        self._onehot = (ends[copies[ends] > 1] == self.shared[:, None]).astype(np.float32)  # [S, R]
-
-    def __len__(self) -> int:
-        return len(self.tokens)
-
-    def sum_copies(self, a):  # [B T, n] -> [M, n]
-        """Each prefix's sum over the places it ends: the gradient of a row that several sentences share. Most
-        prefixes end in one place; the few shared ones (the first positions) are summed by one product."""
-        out = a[self.first]
-        out[self.shared] = self._onehot.astype(a.dtype, copy=False) @ a[self._spots]
-        return out
-
-
-def forward(w, ids, n_head, *, keep=None, head_mask=None, residual=True):  # ids [B, T] -> logits [B, T, n_vocab]
-    """Logits for every position; given a Prefixes instead of ids, for every prefix ([M, n_vocab]).
-
-    keep, a dict, receives what the backward pass and the views read: the stream x after the embedding
-    and after each layer, each layer's attention weights and intermediate arrays.
-    head_mask, [n_layer, n_head] of 0/1, silences heads: a 0 sets that head's output to zero.
-    residual=False replaces x by each sub-block's output instead of adding to it (the residual lesson).
-    """
-    rows = ids if isinstance(ids, Prefixes) else None
-    B, T = ids.shape if rows is None else rows.at.shape
-    d = w["embed"].shape[1]
-    dtype = w["embed"].dtype
-    turns = rope_turns(T, d // n_head, n_head, dtype)  # [T, d_model] complex: q's pairs, then k's
-    if rows is not None:
-        ids, turns = rows.tokens, turns[rows.pos]  # [M], [M, d_model]: a prefix at its last position
-    x = w["embed"][ids]  # [B, T, d_model]
-    layers, attn, stream = [], [], [x]
-    for i in range(n_layers(w)):
-        x_in = x
-        r1 = rms_scale(x)
-        h = x * r1 * w[f"{i}.norm1"]  # rms_norm(x, norm1)
-        # q and k as one product, v as another: numpy runs an elementwise operation on a column slice
-        # (part of each row) row by row, several times slower than on a whole array
-        qk = turn_pairs(dense(h, np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1)), turns)  # [B, T, 2 d_model]:
-        v = dense(h, w[f"{i}.wv"])  # q and k turned by RoPE at once, still one row per token; v
-        if rows is not None:  # each position reads its prefix's row
-            qk, v = qk[rows.at], v[rows.at]
-        qr, kr = split_heads(qk[..., :d], n_head), split_heads(qk[..., d:], n_head)
-        v = split_heads(v, n_head)  # [B, n_head, T, head_dim]
-        o, p = causal_attention(qr, kr, v)  # [B, n_head, T, head_dim], [B, n_head, T, T]
-        if head_mask is not None:
-            o = o * head_mask[i][:, None, None].astype(dtype)
-        heads = merge_heads(o)  # [B, T, d_model]
-        if rows is not None:
-            heads = heads.reshape(B * T, d)[rows.first]  # [M, d_model]
-        out = dense(heads, w[f"{i}.wo"])
-        x = x + out if residual else out
-        x_mid = x
-        r2 = rms_scale(x)
-        h2 = x * r2 * w[f"{i}.norm2"]
-        gate, up = dense(h2, w[f"{i}.wg"]), dense(h2, w[f"{i}.wu"])  # [B, T, d_ff] each: two whole arrays, as q k | v
-        sg = 1.0 / (1.0 + np.exp(-gate))  # sigmoid(gate), kept: the backward pass needs it too
-        m = gate * sg * up  # silu(gate) * up, as silu(x) = x sigmoid(x)
-        out = dense(m, w[f"{i}.wd"])
-        x = x + out if residual else out
-        if keep is not None:
-            layers.append(dict(x_in=x_in, r1=r1, h=h, v=v, qr=qr, kr=kr, p=p, heads=heads,
-                               x_mid=x_mid, r2=r2, h2=h2, gate=gate, sg=sg, up=up, m=m))
-        attn.append(p)
-        stream.append(x)
-    rf = rms_scale(x)
-    hf = x * rf * w["norm_f"]
-    logits = dense(hf, w["head"])  # [B, T, n_vocab]
-    if keep is not None:
-        keep.update(layers=layers, x_out=x, rf=rf, hf=hf, attn=attn, residual=stream, turns=turns, ids=ids)
-    return logits
+CODE = (forward, block, grouped_attention, rope)  # what the code key shows of this module, read top down

@@ -15,8 +15,8 @@ import numpy as np
 
 from . import random_llama
 from .errors import check_bytes
-from .llama import causal_attention, dense, n_layers, rope_turns, turn_pairs
-from .ops import merge_heads, rms_norm, split_heads, swiglu
+from .llama import grouped_attention, n_layers
+from .ops import rms_norm, swiglu
 from .seeds import DEMO_SEED
 
 EPS = 1e-5  # Llama 2's and Llama 3's rms_norm_eps
@@ -40,19 +40,13 @@ def norm_demo(seed=DEMO_SEED, d=5):  # -> x [d], g [d]
 # --- the deep stack ---------------------------------------------------------------------------------------------
 
 def attention_block(h, w, i, n_head):  # [..., n_seq, d_model] -> [..., n_seq, d_model]
-    """Layer i's causal multi-head attention with RoPE on q and k, in llama.forward's own steps."""
-    n_seq, d = h.shape[-2:]
-    qk = turn_pairs(dense(h, np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1)),  # RoPE on q and k at once
-                    rope_turns(n_seq, d // n_head, n_head, h.dtype))
-    q, k = split_heads(qk[..., :d], n_head), split_heads(qk[..., d:], n_head)
-    v = split_heads(dense(h, w[f"{i}.wv"]), n_head)
-    out, _ = causal_attention(q, k, v)  # [..., n_head, n_seq, head_dim]
-    return dense(merge_heads(out), w[f"{i}.wo"])
+    """Layer i's causal multi-head attention with RoPE on q and k: llama.grouped_attention."""
+    return grouped_attention(h, w[f"{i}.wq"], w[f"{i}.wk"], w[f"{i}.wv"], w[f"{i}.wo"], n_head, n_head)[0]
 
 
 def ffn_block(h, w, i):  # [..., n_seq, d_model] -> [..., n_seq, d_model]
     """Layer i's SwiGLU FFN."""
-    return swiglu(h.reshape(-1, h.shape[-1]), w[f"{i}.wg"], w[f"{i}.wu"], w[f"{i}.wd"]).reshape(h.shape)
+    return swiglu(h, w[f"{i}.wg"], w[f"{i}.wu"], w[f"{i}.wd"])
 
 
 def sub_block(x, f, g, placements):  # [n_place, n_seq, d_model] -> new x, f's input, f's output (each that shape)

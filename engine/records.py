@@ -1,11 +1,11 @@
 """Frozen records: the engine's result types, made without compiling code at import.
 
 `@dataclass(frozen=True)` writes each class's __init__, __eq__, __hash__, __repr__, __setattr__ and
-__delattr__ as source and compiles them one by one: about 1 ms a class on this project's 2-core
-machine, 2 ms when it is busy. The views' types and the demos' and the grammar's results are 21
-classes, so a `print` of one view paid 16-44 ms for them before computing anything. A record gets
-the same methods as closures over its field names, made in microseconds; an instance is made about
-as fast. Configs, which a learner reads as the model's definition, stay frozen dataclasses.
+__delattr__ as source and compiles them one by one, at import. The views' types and the demos' and the
+grammar's results are many classes, so a `print` of one view paid for compiling all of them before
+computing anything. A record gets the same methods as closures over its field names, with nothing to
+compile; an instance is made about as fast (measured in bench/; see bench/HISTORY.md). Configs, which
+a learner reads as the model's definition, stay frozen dataclasses.
 
     @record
     class Fact:

@@ -1,6 +1,7 @@
-"""The trained tiny Llama: the backward pass of llama.forward, training (with adam.Adam), saving and loading.
+"""The trained tiny Llama: training (with adam.Adam), measuring, saving and loading.
 
-The forward pass is llama.forward, the same code the random-weight demo (random_llama.py) runs.
+The model is llama.forward's, the code the lessons show; training runs the same sums in training_pass.py,
+forward and backward, fast, and helper_process.py lends it a second core.
 Shapes: B sentences, T positions, d = d_model, H heads of width hd, f = d_ff, V = n_vocab.
 Everything runs in float32; Python floats (never numpy float64 scalars) scale the arrays, because
 numpy 2 would otherwise promote whole arrays to float64 and double the step time.
@@ -11,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import corpus, llama, two_cores
+from . import corpus, helper_process, llama, training_pass
 from .adam import Adam
-from .ops import log_softmax, split_heads
+from .ops import log_softmax
 
 F32 = np.float32
 
@@ -73,89 +74,11 @@ def n_params(w) -> int:
     return sum(a.size for a in w.values())
 
 
-# --- the backward pass of llama.forward ------------------------------------------------------
-
-def rms_back(dy, x, g, r):  # [N, d] x2, [d], [N, 1] -> the gradient through rms_norm(x, g): dx [N, d], dg [d]
-    """y = x r g with r = 1 / sqrt(mean(x^2) + eps) (forward's rms_scale, kept), so
-    dx = (dy g - x r^2 (x dy . g) / d) r and dg = sum(dy x r). Row sums are products: numpy's reductions over
-    a short last axis loop row by row."""
-    xdy = x * dy
-    k = (r * r * (1.0 / x.shape[-1])) * (xdy @ g)[:, None]  # [N, 1]
-    return (dy * g - x * k) * r, r[:, 0] @ xdy
-
-
 def loss_and_grads(w, cfg: TrainedLlamaConfig, ids, n=None):
-    """Mean cross-entropy of predicting each next token (padding excluded), and its gradient for every weight.
-    n, if given, is the count of real targets to divide by instead of ids' own: the mean over a whole batch
-    of which ids is a part, so that the parts' losses and gradients add up to the batch's.
-
-    The rows are the batch's distinct prefixes (llama.Prefixes): a prefix that several sentences share is
-    computed once, with the sum of their targets (a count of each next token). Every weight gradient is one
-    2-D product over the rows, taken as (d_out.T @ x_in).T, the order OpenBLAS runs fastest here: einsum and
-    3-D matmul run as loops of small products, several times slower."""
-    keep = {}
-    targets = ids[:, 1:]
-    real = targets != corpus.INDEX[corpus.PAD]
-    if not real.any():  # nothing to predict
-        return 0.0, {k: np.zeros_like(a) for k, a in w.items()}
-    rows = llama.Prefixes(ids[:, :-1], real)
-    logits = llama.forward(w, rows, cfg.n_head, keep=keep)  # [M, V]
-    (B, T), (M, V) = rows.at.shape, logits.shape
-    dt = logits.dtype  # float32 in training; float64 in the gradient check
-    d, H = cfg.d_model, cfg.n_head
-    n = float(real.sum()) if n is None else float(n)
-    counts = np.bincount(rows.at[real] * V + targets[real], minlength=M * V).reshape(M, V).astype(dt)  # [M, V]
-    per_row = counts @ np.ones(V, dt)  # [M]: the targets each prefix has
-    z = logits - logits.max(-1, keepdims=True)
-    e = np.exp(z)
-    s = e @ np.ones(V, dt)  # [M]: the row sums, as a product
-    loss = float(-((counts * z).sum() - per_row @ np.log(s)) / n)
-
-    def grad(x, dy):  # the gradient of a weight that takes x [M, n_in] to dy's [M, n_out]
-        return (dy.T @ x).T
-
-    g = {}
-    dlogits = e * (per_row / (n * s))[:, None] - counts * (1.0 / n)  # [M, V]: (softmax minus the targets) over n
-    g["head"] = grad(keep["hf"], dlogits)
-    dx, g["norm_f"] = rms_back(dlogits @ w["head"].T, keep["x_out"], w["norm_f"], keep["rf"])  # [M, d]
-    # [M, d] complex: RoPE turned back, times the scores' 1/sqrt(hd), for the gradients of q and k at once
-    back = np.conj(keep["turns"]) * (1.0 / math.sqrt(d // H))
-    for i in reversed(range(cfg.n_layer)):
-        c = keep["layers"][i]
-        # feed-forward
-        g[f"{i}.wd"] = grad(c["m"], dx)
-        dm = dx @ w[f"{i}.wd"].T  # [M, f]
-        gate, sg, up, h2 = c["gate"], c["sg"], c["up"], c["h2"]
-        dup = dm * gate * sg  # m = silu(gate) up, silu(gate) = gate sg, silu' = sg (1 + gate (1 - sg))
-        dgate = dm * up * sg * (1.0 + gate * (1.0 - sg))
-        g[f"{i}.wg"], g[f"{i}.wu"] = grad(h2, dgate), grad(h2, dup)
-        dh2 = dgate @ w[f"{i}.wg"].T + dup @ w[f"{i}.wu"].T
-        dxn, g[f"{i}.norm2"] = rms_back(dh2, c["x_mid"], w[f"{i}.norm2"], c["r2"])
-        dx = dx + dxn
-        # attention, in the sentences' layout: a prefix's gradient at one place where it ends, zero elsewhere
-        p, v = c["p"], c["v"]
-        g[f"{i}.wo"] = grad(c["heads"], dx)
-        do = np.zeros((B * T, d), dt)
-        do[rows.first] = dx @ w[f"{i}.wo"].T
-        do = split_heads(do.reshape(B, T, d), H)  # [B, H, T, hd]
-        dp = do @ np.swapaxes(v, -1, -2)
-        ds = p * (dp - ((dp * p) @ np.ones(T, dt))[..., None])  # a row sum as a product; 1/sqrt(hd) is in back
-        dqkv = np.empty((B, T, 3 * d), dt)  # d q | d k | d v; each head written straight into its columns
-        np.matmul(ds, c["kr"], out=split_heads(dqkv[..., :d], H))
-        np.matmul(np.swapaxes(ds, -1, -2), c["qr"], out=split_heads(dqkv[..., d:2 * d], H))
-        np.matmul(np.swapaxes(p, -1, -2), do, out=split_heads(dqkv[..., 2 * d:], H))
-        dqkv = rows.sum_copies(dqkv.reshape(B * T, 3 * d))  # [M, 3 d]: keys and values are read from many places
-        dqk, dv = llama.turn_pairs(dqkv[:, :2 * d], back), dqkv[:, 2 * d:]  # RoPE turned back
-        h = c["h"]
-        gqk = grad(h, dqk)
-        g[f"{i}.wq"], g[f"{i}.wk"], g[f"{i}.wv"] = gqk[:, :d], gqk[:, d:], grad(h, dv)
-        wqk = np.concatenate([w[f"{i}.wq"], w[f"{i}.wk"]], 1)
-        dxn, g[f"{i}.norm1"] = rms_back(dqk @ wqk.T + dv @ w[f"{i}.wv"].T, c["x_in"], w[f"{i}.norm1"], c["r1"])
-        dx = dx + dxn
-    seen = np.zeros((M, V), dt)  # [M, V]: which token each row embeds
-    seen[np.arange(M), rows.tokens] = 1.0
-    g["embed"] = seen.T @ dx
-    return loss, g
+    """Mean cross-entropy of predicting each next token of ids [B, T] (padding excluded), and its gradient for
+    every weight: training_pass.loss_and_grads. n, if given, is the count of real targets to divide by (the
+    whole batch's, of which ids is a part)."""
+    return training_pass.loss_and_grads(w, cfg.n_head, ids, corpus.INDEX[corpus.PAD], n)
 
 
 # --- training ---------------------------------------------------------------------------
@@ -168,9 +91,9 @@ def lr_at(step: int, cfg: TrainedLlamaConfig) -> float:
     return cfg.lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * t)))
 
 
-def batch_grads(w, cfg: TrainedLlamaConfig, parts, adam: Adam, helper: "two_cores.Helper | None" = None):
+def batch_grads(w, cfg: TrainedLlamaConfig, parts, adam: Adam, helper: "helper_process.Helper | None" = None):
     """A batch's mean loss and its gradient, flat in Adam's order, as the sum of its two parts' (the pair that
-    two_cores.parts cuts it into): the first part's plus the second's, each divided by the whole batch's count of
+    helper_process.parts cuts it into): the first part's plus the second's, each divided by the whole batch's count of
     real targets. A helper computes the second part meanwhile; without one, this process computes it after the
     first. The sum is the same either way, so a run's weights are bit for bit the same with a helper or without."""
     first, second = parts
@@ -196,7 +119,7 @@ def batch_grads(w, cfg: TrainedLlamaConfig, parts, adam: Adam, helper: "two_core
 EVAL_CHUNK = 100  # sentences per forward pass in evaluate: under 30 MiB of arrays for the big config, any count
 
 
-def evaluate(w, cfg: TrainedLlamaConfig, sentences, helper: "two_cores.Helper | None" = None) -> dict:
+def evaluate(w, cfg: TrainedLlamaConfig, sentences, helper: "helper_process.Helper | None" = None) -> dict:
     """Loss per token, agreement accuracy (all, and where the distractor's number differs), on sentences
     (a corpus.Batch, or a list of corpus.Sentence).
 
@@ -205,7 +128,7 @@ def evaluate(w, cfg: TrainedLlamaConfig, sentences, helper: "two_cores.Helper | 
     sums are added in order either way, so the result is the same to the last bit."""
     batch = corpus.as_batch(sentences)
     chunks = [batch[lo:lo + EVAL_CHUNK] for lo in range(0, len(batch), EVAL_CHUNK)]
-    sums = two_cores.alternate(helper, "evaluate", [(c,) for c in chunks], lambda c: evaluate_chunk(w, cfg, c))
+    sums = helper_process.alternate(helper, "evaluate", [(c,) for c in chunks], lambda c: evaluate_chunk(w, cfg, c))
     nll, n_tok, ent, n_rows = 0.0, 0, 0.0, 0
     for picked, tokens, _, _, weighted, rows in sums:
         nll, n_tok = nll - picked, n_tok + tokens
@@ -222,8 +145,8 @@ def evaluate_chunk(w, cfg: TrainedLlamaConfig, part) -> tuple:
     keep = {}
     targets = part.ids[:, 1:]
     valid = targets != corpus.INDEX[corpus.PAD]
-    prefixes = llama.Prefixes(part.ids[:, :-1], valid)
-    logits = llama.forward(w, prefixes, cfg.n_head, keep=keep)  # [M, n_vocab]: a row per distinct prefix
+    prefixes = training_pass.Prefixes(part.ids[:, :-1], valid)
+    logits = training_pass.forward(w, prefixes, cfg.n_head, keep=keep)  # [M, n_vocab]: a row per distinct prefix
     picked = log_softmax(logits)[prefixes.at[valid], targets[valid]]
     agrees = np.flatnonzero(part.verb_at >= 0)
     at = logits[prefixes.at[agrees, part.verb_at[agrees]]]  # [k, n_vocab]: position verb_at predicts the verb
@@ -278,7 +201,7 @@ def stored_probe(meta: dict) -> "corpus.Batch":
                         np.ones(len(ids), dtype=bool))
 
 
-def ablation(w, cfg: TrainedLlamaConfig, batch, helper: "two_cores.Helper | None" = None) -> list[dict]:
+def ablation(w, cfg: TrainedLlamaConfig, batch, helper: "helper_process.Helper | None" = None) -> list[dict]:
     """Per head, over the probe sentences (probe_sentences): the mean attention from the position that predicts
     the verb to the subject, the mean change in the agreement margin (logit of the right verb form minus the
     wrong one) when the head's output is set to zero, and the share of sentences where the wrong form then
@@ -290,18 +213,22 @@ def ablation(w, cfg: TrainedLlamaConfig, batch, helper: "two_cores.Helper | None
     masks = [np.ones((cfg.n_layer, cfg.n_head)) for _ in heads]
     for mask, head in zip(masks, heads):
         mask[head] = 0  # that head silenced
-    cut = two_cores.alternate(helper, "margins", [(batch, m) for m in masks], lambda b, m: margins(w, cfg, b, m)[0])
+    cut = helper_process.alternate(helper, "margins", [(batch, m) for m in masks],
+                                   lambda b, m: margins(w, cfg, b, m)[0])
     return [{"layer": layer + 1, "head": h, "attention": float(attn[layer][rows, h, pos, subj].mean()),
              "change": float((m - base).mean()), "lost": float(np.mean(m <= 0))} for (layer, h), m in zip(heads, cut)]
 
 
 def margins(w, cfg: TrainedLlamaConfig, batch, mask=None):  # -> [n] float64, the attention maps
     """The agreement margin of each sentence (logit of the right verb form minus the wrong one where the verb is
-    predicted), with the heads mask silences (head_mask of llama.forward); and the attention maps."""
+    predicted), with the heads that mask marks 0 silenced (llama.silence_heads); and the attention maps. The
+    lessons show these numbers, so they come from llama.forward, the code the code key shows."""
     rows, pos = np.arange(len(batch)), batch.verb_at
+    if mask is not None:
+        w = llama.silence_heads(w, mask, cfg.n_head)
     keep = {}
     inputs = batch.ids[:, : pos.max() + 1]  # all that is read is at pos, and causal attention sees nothing later
-    at = llama.forward(w, inputs, cfg.n_head, keep=keep, head_mask=mask)[rows, pos]  # [n, n_vocab]
+    at = llama.forward(w, inputs, cfg.n_head, keep=keep)[rows, pos]  # [n, n_vocab]
     return (at[rows, batch.good] - at[rows, batch.bad]).astype(np.float64), keep["attn"]
 
 
@@ -318,8 +245,8 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
     the summary (the app's live run shows none of it, and for the big config it takes seconds).
 
     Each step's gradient is batch_grads(): the sum of the batch's two parts. processes=2 computes the second
-    part (and half of each evaluation and of the ablation) in a two_cores.Helper process, 1 in this one; None
-    (the default) uses a helper where two_cores.can_fork() says one may run. The weights and the summary are
+    part (and half of each evaluation and of the ablation) in a helper_process.Helper process, 1 in this one; None
+    (the default) uses a helper where helper_process.can_fork() says one may run. The weights and the summary are
     bit for bit the same either way.
 
     The loss is measured on fresh draws from the training distribution, and agreement on sentences
@@ -343,9 +270,9 @@ def train(cfg: TrainedLlamaConfig, seed: int = 0, on_step=None, stop=None, n_eva
     held = corpus.draw_ids(np.random.default_rng([seed, 1]), n_eval, "held-out")
     fresh = corpus.draw_ids(np.random.default_rng([seed, 0]), n_eval, "train")
     rng = np.random.default_rng([seed, 2])
-    two = two_cores.can_fork() if processes is None else processes == 2
+    two = helper_process.can_fork() if processes is None else processes == 2
     adam = Adam(w, shared=two)
-    helper = two_cores.Helper({"grads": lambda ids, n: loss_and_grads(w, cfg, ids, n),
+    helper = helper_process.Helper({"grads": lambda ids, n: loss_and_grads(w, cfg, ids, n),
                                "evaluate": lambda part: evaluate_chunk(w, cfg, part),
                                "margins": lambda batch, mask: margins(w, cfg, batch, mask)[0]}, adam) if two else None
     try:
@@ -392,7 +319,8 @@ def _steps(w, cfg, adam, helper, rng, few, on_step, stop, on_curve, on_reading):
             read(step)
         if step % TRAIN_CHUNK == 0:  # sentences for the next TRAIN_CHUNK steps, drawn and cut in parts at once
             sentences = corpus.draw_ids(rng, TRAIN_CHUNK * cfg.batch, "train").ids
-            batches = two_cores.split_batches(sentences.reshape(TRAIN_CHUNK, cfg.batch, -1), corpus.INDEX[corpus.PAD])
+            batches = helper_process.split_batches(sentences.reshape(TRAIN_CHUNK, cfg.batch, -1),
+                                                   corpus.INDEX[corpus.PAD])
         loss, g = batch_grads(w, cfg, batches[step % TRAIN_CHUNK], adam, helper)
         adam.step(g, lr_at(step, cfg), cfg.clip)
         done = step + 1
@@ -408,7 +336,7 @@ def _steps(w, cfg, adam, helper, rng, few, on_step, stop, on_curve, on_reading):
     return done, loss, curve
 
 
-def probe_summary(w, cfg: TrainedLlamaConfig, helper: "two_cores.Helper | None" = None) -> dict:
+def probe_summary(w, cfg: TrainedLlamaConfig, helper: "helper_process.Helper | None" = None) -> dict:
     """What training stores about the probe sentences: the sentences, and the head ablation on them."""
     batch = probe_sentences()
     return {"probe": probe_record(batch), "ablation": ablation(w, cfg, batch, helper)}
@@ -421,46 +349,25 @@ RUNS = {"seed0": SHIPPED, "seed1": SHIPPED.with_name("tiny-main-seed1.npz")}  # 
 
 
 def save(path, w, cfg: TrainedLlamaConfig, manifest: dict) -> None:
-    """The weights as one float32 array in shapes(cfg)'s order (numpy parses each array's header with ast.literal_eval,
-    0.4 ms an array) and a JSON manifest (config, seed, steps, losses, floor, accuracies, curves) in one .npz, whole or
-    not at all: a temporary file beside `path`, synced, renamed over it. `path` is used as given (no .npz added). A
-    file replaced keeps its mode, and its owner where this process may give it; a link at `path` is replaced by the
-    file, never written through."""
-    import contextlib
+    """The weights as one float32 array in shapes(cfg)'s order (numpy parses each array's header with
+    ast.literal_eval, one array is one parse) and a JSON manifest (config, seed, steps, losses, floor, accuracies,
+    curves) in one .npz, written whole or not at all by files.write_atomic. `path` is used as given (no .npz
+    added). A file replaced keeps its mode, and its owner where this process may give it; a link at `path` is
+    replaced by the file, never written through."""
     import dataclasses
+    import io
     import json
-    import os
-    import stat
-    import tempfile
-    from pathlib import Path
 
-    path, expected = Path(path), shapes(cfg)
+    from .files import write_atomic
+
+    expected = shapes(cfg)
     if set(w) != set(expected) or any(np.shape(w[k]) != s for k, s in expected.items()):  # flat, a [d_ff, d] for
         raise ValueError("the weights do not match the config")  # a [d, d_ff] would load back scrambled
     meta = {"config": dataclasses.asdict(cfg), **manifest}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)  # O_EXCL, O_NOFOLLOW
-    try:
-        with os.fdopen(fd, "wb") as f:
-            try:
-                old = os.lstat(path)
-            except OSError:
-                old = None
-            if old is not None and stat.S_ISREG(old.st_mode):
-                os.fchmod(f.fileno(), stat.S_IMODE(old.st_mode) & 0o777)
-                with contextlib.suppress(PermissionError):  # only root may give a file away
-                    os.fchown(f.fileno(), old.st_uid, old.st_gid)
-            else:  # a new file, or one in place of a link: the mode a plain open() would give, not mkstemp's 0600
-                umask = os.umask(0)
-                os.umask(umask)
-                os.fchmod(f.fileno(), 0o666 & ~umask)
-            np.savez(f, __manifest__=np.array(json.dumps(meta)),
-                     weights=np.concatenate([w[k].astype(F32).ravel() for k in expected]))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    data = io.BytesIO()
+    np.savez(data, __manifest__=np.array(json.dumps(meta)),
+             weights=np.concatenate([w[k].astype(F32).ravel() for k in expected]))
+    write_atomic(path, data.getvalue(), mode=None)  # mode None: as a plain open() would, or the replaced file's
 
 
 def load(path=SHIPPED):

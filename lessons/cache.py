@@ -12,9 +12,9 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 
+from engine.files import write_atomic
 from engine.views import Chart, Column, Fact, Result, Series, Table, Tr, get_view
 
 from .loader import FORMAT_VERSION, MAX_FILE_BYTES, Lesson, build, parse_lesson
@@ -62,19 +62,14 @@ def read_json(path: Path | None, stamp: str) -> dict:
 
 
 def write_json(path: Path | None, stamp: str, entries: dict) -> bool:
-    """Write a cache atomically: a temporary file in the same folder renamed over it. False when it cannot."""
+    """Write a cache atomically (engine.files.write_atomic: a temporary file in the same folder, 0600, renamed
+    over it). False when it cannot."""
     if path is None:
         return False
+    data = json.dumps({"stamp": stamp, "entries": entries}, ensure_ascii=False).encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".cache-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"stamp": stamp, "entries": entries}, f, ensure_ascii=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, data, 0o600, prefix=".cache-")
     except OSError:
         return False
     return True
@@ -147,7 +142,8 @@ def toml_data(data: dict) -> dict:
               **({} if s["compare"] is None else {"compare": s["compare"]}), "tables": s["tables"], "rows": s["rows"],
               "hints": {k: tr(v) for k, v in s["hints"].items()}} for s in data["steps"]]
     experiments = [{"key": x["key"], "title": tr(x["title"]), "text": tr(x["text"]),
-                    **({"param": x["param"], "values": x["values"]} if x["action"] is None else {"action": x["action"]})}
+                    **({"param": x["param"], "values": x["values"]} if x["action"] is None
+                       else {"action": x["action"]})}
                    for x in data["experiments"]]
     return {"format_version": FORMAT_VERSION, "id": data["id"], "order": data["order"], "title": tr(data["title"]),
             "steps": steps, "experiments": experiments, "pitfalls": [{"text": tr(p)} for p in data["pitfalls"]],
@@ -234,7 +230,8 @@ def result_data(result: Result) -> dict:
     charts = [{"key": c.key, "title": _tr(c.title), "kind": c.kind,
                "series": [[_tr(s.label), list(s.values)] for s in c.series],
                "x": list(c.x), "parts": [_tr(p) for p in c.parts], "x_label": tr(c.x_label),
-               "y_label": tr(c.y_label), "log_x": c.log_x, "log_y": c.log_y, "y_range": None if c.y_range is None else list(c.y_range),
+               "y_label": tr(c.y_label), "log_x": c.log_x, "log_y": c.log_y,
+               "y_range": None if c.y_range is None else list(c.y_range),
                "note": tr(c.note)} for c in result.charts]
     return {"view": result.view, "params": {k: _value(v) for k, v in result.params.items()}, "tables": tables,
             "facts": [[f.key, _tr(f.label), _value(f.value), f.fmt] for f in result.facts], "charts": charts}

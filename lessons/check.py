@@ -83,8 +83,8 @@ def check_deep(lesson: Lesson, steps=None, more=None) -> list[LessonError]:
                 for key, indices in step.rows.items():
                     n = len(tables[key].rows) if key in tables else 0
                     if key not in tables:
-                        err(step, f"view {step.view!r} has no table {key!r}", f"use some of: {', '.join(sorted(tables))}",
-                            f"rows.{key}")
+                        err(step, f"view {step.view!r} has no table {key!r}",
+                            f"use some of: {', '.join(sorted(tables))}", f"rows.{key}")
                     elif any(not -n <= i < n for i in indices):
                         err(step, f"table {key!r} has {n} rows", f"use row numbers from {-n} to {n - 1}",
                             f"rows.{key}", at)

@@ -1,16 +1,27 @@
+"""The fixtures the tests share. The harness they share (ptys, the server, what the screen shows, processes) is
+the package tests/helpers; the loopback sshd is bench/sshd.py, which bench/classroom_load.py drives too."""
+
+import atexit
 import os
-import subprocess
-import sys
+import shutil
+import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from helpers.classroom import NOBODY, keygen
+from helpers.cli import ROOT, cli_environ, run_cli  # noqa: F401  (tests that predate tests/helpers import them here)
+from helpers.pty import terminals
 
 os.environ["TEXTUAL_ANIMATIONS"] = "none"  # snapshots and pilots must not depend on timing
 # The lessons' questions wait before a key acts; the tests of the keys and screens press keys as before, and
-# tests/test_quiz_app.py (make_app(asks=True)) and tests/test_quiz_tmux.py ask them
+# tests/test_quiz_app.py (make_app(asks=True)) and tests/test_quiz_pty.py ask them
 os.environ["XF_TOUR_QUESTIONS"] = "off"
-ROOT = Path(__file__).resolve().parent.parent
+# A state folder of this test process's own, for the app and the commands a test runs without one of its own:
+# never the user's, and never another pytest-xdist worker's (the caches in it are written by whoever comes first)
+os.environ["XF_TOUR_STATE_DIR"] = tempfile.mkdtemp(prefix="xf-tour-state-")
+atexit.register(shutil.rmtree, os.environ["XF_TOUR_STATE_DIR"], ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
@@ -25,16 +36,30 @@ def state(tmp_path):
     return tmp_path / "state"
 
 
-def cli_environ(env=None, drop=()):
-    """This environment with a neutral locale, no colour and 80 columns, then env added and drop removed."""
-    environ = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANG", *drop)}
-    environ.update({"LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1", "COLUMNS": "80"})
-    environ.update(env or {})
-    return environ
+@pytest.fixture
+def terminal(tmp_path):
+    """terminal(ARGS, env=..., ctty=...): the tour on a pty of its own (tests/helpers/pty.py), its state in
+    tmp_path / "state"; ended and closed after the test."""
+    with terminals(tmp_path / "state") as start:
+        yield start
 
 
-def run_cli(*args, env=None):
-    """Run `python -m tui ARGS` in a fresh process, from the repo root, with cli_environ(env)."""
-    environ = cli_environ(env)
-    return subprocess.run([sys.executable, "-m", "tui", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=environ, timeout=120)
+@pytest.fixture
+def shared(tmp_path):
+    """A folder in /tmp that `nobody` may traverse (pytest's own are 0700 root): a root-owned victim file
+    and the account's home, `home`, owned by nobody, with its `.ssh`. Removed afterwards."""
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="xf-host-"))
+    try:
+        os.chmod(base, 0o755)
+        home = base / "home"
+        (home / ".ssh").mkdir(parents=True, mode=0o700)
+        if os.geteuid() == 0:
+            for path in (home, home / ".ssh"):
+                os.chown(path, NOBODY, NOBODY)
+        victim = base / "victim"
+        victim.write_text("root's own file\n")
+        os.chmod(victim, 0o644)
+        yield SimpleNamespace(base=base, home=home, ssh=home / ".ssh", keys=home / ".ssh" / "authorized_keys",
+                              victim=victim, pub=keygen(tmp_path, "ann"))
+    finally:
+        shutil.rmtree(base)

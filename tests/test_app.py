@@ -5,6 +5,8 @@ import json
 import random
 
 import pytest
+from helpers.pilot import at_trained_heads
+from helpers.screen import body_fits, plain, screen_text, settings, step_index
 from textual.widgets import OptionList
 
 from tui.app import make_app
@@ -12,29 +14,6 @@ from tui.screens.code import CodeScreen
 from tui.screens.help import HelpScreen
 from tui.screens.lesson import LessonScreen
 from tui.screens.overview import OverviewScreen
-
-from test_fit import body_fits
-
-
-def screen_text(app) -> str:
-    """Everything the lesson screen's widgets show, as plain text."""
-    screen = app.lesson_screen()
-    parts = [plain(screen.query_one(f"#{widget_id}").content)
-             for widget_id in ("title", "page", "message", "keys", "small")]
-    parts[2] = " ".join(parts[2].split())  # the message lines are wrapped prose: read them as one line
-    return "\n".join(parts)
-
-
-def plain(content) -> str:
-    if hasattr(content, "renderables"):  # a rich Group
-        return "\n".join(plain(r) for r in content.renderables)
-    return str(getattr(content, "plain", content))
-
-
-def settings(app) -> str:
-    """The settings the footer shows, as name=value words, in its order."""
-    first = plain(app.lesson_screen().query_one("#keys").content).splitlines()[0]
-    return " ".join(word for word in first.split() if "=" in word)
 
 
 def wide(app) -> bool:
@@ -46,11 +25,6 @@ def wide(app) -> bool:
 def lit(app) -> dict:
     """Which keys the footer shows lit."""
     return {item.key: item.live for item in app.lesson_screen().footer if item.key}
-
-
-def step_index(app, lesson_id: str, step_id: str) -> int:
-    lesson = next(x for x in app.tour.lessons if x.id == lesson_id)
-    return [s.id for s in lesson.steps].index(step_id)
 
 
 async def test_positional_base_experiment(state):
@@ -317,6 +291,7 @@ async def test_a_refused_lesson_value_is_an_inline_message(state):
         assert app.tour.step_index == 1 and "heads=4" in settings(app)
 
 
+@pytest.mark.slow
 async def test_monkey_2000_random_keys(state, monkeypatch):
     """Random keys across every screen and lesson: no exception, and the app still answers."""
     from dataclasses import replace
@@ -335,22 +310,15 @@ async def test_monkey_2000_random_keys(state, monkeypatch):
                 continue  # quitting would end the run; q is tested on its own
             await asyncio.wait_for(pilot.press(key), 30)  # a crashed app would otherwise hang the run
             if i % 250 == 0:
-                await pilot.resize_terminal(*rng.choice([(80, 24), (120, 40), (100, 30)]))
+                await asyncio.wait_for(pilot.resize_terminal(*rng.choice([(80, 24), (120, 40), (100, 30)])), 30)
         while not isinstance(app.screen, LessonScreen):
-            await pilot.press("escape")
+            await asyncio.wait_for(pilot.press("escape"), 30)
         lang = app.tour.lang
         await pilot.press("l")
         assert app.tour.lang != lang and app.is_running
 
 
-async def at_trained_heads(app, pilot):
-    """Open the heads lesson's step whose key 4 trains live; return the lesson screen and the step's index."""
-    here = next(i for i, s in enumerate(app.tour.lesson.steps) if s.view == "tiny-heads")
-    app.open_lesson("heads", here)
-    await pilot.pause()
-    return app.lesson_screen(), here
-
-
+@pytest.mark.slow
 async def test_live_training_runs_in_the_background_and_can_be_stopped(state, monkeypatch):
     import hashlib
     from dataclasses import replace

@@ -5,6 +5,7 @@ import asyncio
 import json
 
 import pytest
+from helpers.pilot import raw_clicks, raw_keys, settled, until
 
 from tui.app import make_app
 from tui.palette import Palette
@@ -12,38 +13,8 @@ from tui.screens.lesson import LessonScreen
 
 # --- input that lands while a screen opens, closes or the app quits -------------------------------
 # Pilot's press and click wait for each event to be handled. A learner's fast keys and double clicks do
-# not: the driver queues them all before the first is handled. These helpers post events as the driver
-# does, all at once.
-
-def raw_keys(app, *keys: str) -> None:
-    """Queue key presses on the app the way the terminal driver does: without waiting for any."""
-    from textual import events
-    for key in keys:
-        app.post_message(events.Key(key, "?" if key == "question_mark" else key if len(key) == 1 else None))
-
-
-def raw_clicks(app, x: int, y: int, times: int) -> None:
-    """Queue `times` clicks at one cell the way the driver does: a mouse down and up each; the app makes
-    the Click (chained into a double or triple click) itself."""
-    from textual import events
-    for _ in range(times):
-        for kind in (events.MouseDown, events.MouseUp):
-            app.post_message(kind(None, x, y, 0, 0, 1, False, False, False, screen_x=x, screen_y=y))
-
-
-async def until(pilot, condition) -> None:
-    """Wait until condition() holds, the screen on top having handled its events; 30 s at most."""
-    async def wait():
-        await pilot.pause()
-        while not condition():
-            await pilot.pause(0.05)
-    await asyncio.wait_for(wait(), 30)
-
-
-async def settled(pilot) -> None:
-    """Wait until no keys are held for a screen being built (see XfTourApp.hold_keys)."""
-    await until(pilot, lambda: pilot.app._held_keys is None)
-
+# not: the driver queues them all before the first is handled. tests/helpers/pilot.py posts events as the
+# driver does, all at once.
 
 def palette_ready(app) -> bool:
     from textual.command import CommandList

@@ -1,13 +1,14 @@
 """The sizing workbench: its logic, then the screen driven by Pilot."""
 
 import pytest
+from helpers.cli import run_cli
 from textual.widgets import Input
 
-from conftest import run_cli
-from test_sizing import PUBLISHED
 from tui.app import make_app
 from tui.screens.calc import CalcScreen
 from tui.workbench import Workbench
+
+from test_sizing import PUBLISHED
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED))

@@ -207,7 +207,8 @@ def test_a_changed_model_is_custom_beside_llama2_7b():
     assert other.label.en == "Llama 2 7B" and "custom" in c.note.en and "Llama" not in c.note.en
 
 
-@pytest.mark.parametrize("a, b", [("llama2-7b", "llama3-8b"), ("gemma-7b", "mistral-nemo-12b"), ("gemma-2b", "gemma-2b")])
+@pytest.mark.parametrize("a, b", [("llama2-7b", "llama3-8b"), ("gemma-7b", "mistral-nemo-12b"),
+                                  ("gemma-2b", "gemma-2b")])
 def test_compare_split_has_its_two_models(a, b):
     result = run("compare", a=a, b=b)
     c = chart(result, "split")

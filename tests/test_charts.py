@@ -93,7 +93,8 @@ def test_a_sine_in_a_strip_crosses_zero_where_it_should():
 def test_log_y_makes_a_constant_ratio_a_constant_gap():
     """Two lines a factor of 16 apart on log axes: parallel, the same number of rows apart everywhere."""
     xs = tuple(2 ** k for k in range(10, 18))
-    chart = _chart(series=(Series(Tr("a", "a"), tuple(16.0 * x for x in xs)), Series(Tr("b", "b"), tuple(float(x) for x in xs))),
+    chart = _chart(series=(Series(Tr("a", "a"), tuple(16.0 * x for x in xs)),
+                           Series(Tr("b", "b"), tuple(float(x) for x in xs))),
                    x=xs, log_x=True, log_y=True)
     rows = charts.render_chart(chart, "en", 60, "mono")[1:1 + charts.HEIGHT["line"]]
     plot = [row.plain.split("|", 1)[1] for row in rows]

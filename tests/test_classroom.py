@@ -10,7 +10,7 @@ import sys
 import tomllib
 
 import pytest
-from conftest import ROOT, run_cli
+from helpers.cli import ROOT, run_cli
 
 from tui.cli.parser import tour_args
 from tui.state import Progress, Store, learner_dir
@@ -338,5 +338,6 @@ def test_two_adds_at_once_both_land(tmp_path):
              for i, pub in enumerate(pubs)]
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
-    names = [x["name"] for x in json.loads(run_cli("classroom", "list", "--json", "--authorized-keys", str(keys)).stdout)]
+    listed = run_cli("classroom", "list", "--json", "--authorized-keys", str(keys))
+    names = [x["name"] for x in json.loads(listed.stdout)]
     assert sorted(names) == ["p0", "p1", "p2", "p3"]

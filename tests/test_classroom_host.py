@@ -1,7 +1,8 @@
 """The classroom host as hostile ground: root runs `classroom add` into a folder that the tour account owns, so
 that account can plant links and swap files there. These tests play that account with a real unprivileged
 user (`nobody`, uid 65534) in a child process, and check that nothing root writes lands anywhere else; then
-the learner folders, the key sizes, and what `classroom` and `train` echo to a terminal.
+the learner folders, the key sizes, and what `classroom` and `train` echo to a terminal. The account and key
+helpers are tests/helpers/classroom.py's; the `shared` folder is a fixture of tests/conftest.py.
 """
 
 import base64
@@ -9,72 +10,23 @@ import json
 import os
 import shutil
 import stat
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import run_cli
+from helpers.classroom import NOBODY, ROOT_ONLY, add, as_nobody, keygen, one_line_error
+from helpers.cli import run_cli
 
 from tui.state import Progress, Store, learner_dir
 
-NOBODY = 65534
-ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="playing another account needs root: this run is not "
-                               "root, so it has no other uid to act as (and add crosses no account)")
 UNSAFE = ("\x1b", "\x07", "\x9b", "\u202e")  # ESC, BEL, the one-byte CSI, a bidi override
-
-
-def keygen(folder: Path, name: str, *kind: str) -> Path:
-    """A fresh key pair (ed25519 unless `kind` says, e.g. "-t", "rsa", "-b", "4096"); its public half."""
-    path = folder / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", *kind, "-N", "", "-C", name, "-f", str(path)], check=True,
-                   stdin=subprocess.DEVNULL)
-    return path.with_name(name + ".pub")
-
-
-def as_nobody(*argv: str) -> None:
-    """Run argv as the unprivileged account, with no groups of root's: what the tour account could do."""
-    subprocess.run(argv, user=NOBODY, group=NOBODY, extra_groups=[], check=True, timeout=30,
-                   stdin=subprocess.DEVNULL)
-
-
-@pytest.fixture
-def shared(tmp_path):
-    """A folder in /tmp that `nobody` may traverse (pytest's own are 0700 root): a root-owned victim file
-    and the account's home, `home`, owned by nobody, with its `.ssh`. Removed afterwards."""
-    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="xf-host-"))
-    try:
-        os.chmod(base, 0o755)
-        home = base / "home"
-        (home / ".ssh").mkdir(parents=True, mode=0o700)
-        if os.geteuid() == 0:
-            for path in (home, home / ".ssh"):
-                os.chown(path, NOBODY, NOBODY)
-        victim = base / "victim"
-        victim.write_text("root's own file\n")
-        os.chmod(victim, 0o644)
-        yield SimpleNamespace(base=base, home=home, ssh=home / ".ssh", keys=home / ".ssh" / "authorized_keys",
-                              victim=victim, pub=keygen(tmp_path, "ann"))
-    finally:
-        shutil.rmtree(base)
 
 
 def untouched(victim: Path) -> None:
     info = os.lstat(victim)
     assert victim.read_text() == "root's own file\n"
     assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (0, 0, 0o644)
-
-
-def add(keys, pub, *more):
-    return run_cli("classroom", "add", "ann", str(pub), "--authorized-keys", str(keys), *more)
-
-
-def one_line_error(done):
-    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
-    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
-    return done.stderr
 
 
 # --- links, swaps and open folders --------------------------------------------------------------------------
@@ -239,7 +191,8 @@ def test_a_linked_learner_folder_is_refused_by_the_tour_and_shown_by_report(tmp_
     (state / "learners" / "bob").symlink_to(elsewhere)
     done = run_cli("--learner", "bob", env={"XF_TOUR_STATE_DIR": str(state)})
     assert "symbolic link" in one_line_error(done)
-    assert "符号链接" in one_line_error(run_cli("--learner", "bob", "--lang", "zh", env={"XF_TOUR_STATE_DIR": str(state)}))
+    zh = run_cli("--learner", "bob", "--lang", "zh", env={"XF_TOUR_STATE_DIR": str(state)})
+    assert "符号链接" in one_line_error(zh)
     rows = {r["name"]: r for r in json.loads(report(state, "--json").stdout)["learners"]}
     assert rows["bob"]["problem"] == "symlink" and rows["bob"]["lesson"] is None and rows["ann"]["problem"] is None
     assert "folder is a symbolic link, not read" in report(state).stdout
@@ -340,8 +293,7 @@ def test_report_shows_a_cached_lesson_id_harmlessly(tmp_path, monkeypatch, capsy
     import dataclasses
 
     from lessons.loader import SHIPPED, load_lessons
-    from tui.cli import lessons as cli_lessons
-    from tui.cli import main
+    from tui.cli import lessons as cli_lessons, main
 
     state = tmp_path / "state"
     shipped = load_lessons(SHIPPED)[0][0]

@@ -1,7 +1,7 @@
 """The path to authorized_keys on a classroom host: the folders above `.ssh` (a link there is followed only when
 no one but root could have put it there), whose file root keeps, a lock the account holds, and a target that is
-not a file. The tour account is played by `nobody` in child processes, as in test_classroom_host.py, whose
-helpers and `shared` fixture (a traversable folder in /tmp with the account's home) these tests reuse.
+not a file. The tour account is played by `nobody` in child processes, as in test_classroom_host.py, with its
+helpers (tests/helpers/classroom.py) and the `shared` fixture (a traversable folder in /tmp with the account's home).
 """
 
 import os
@@ -12,8 +12,8 @@ import threading
 import time
 
 import pytest
-from conftest import run_cli
-from test_classroom_host import NOBODY, ROOT_ONLY, add, as_nobody, keygen, one_line_error, shared  # noqa: F401
+from helpers.classroom import NOBODY, ROOT_ONLY, add, as_nobody, keygen, one_line_error
+from helpers.cli import run_cli
 
 OTHER = 1000  # a second account (cloudsdk here): any uid that is neither root nor the tour account
 

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.cli import ROOT, cli_environ, run_cli
 from rich.cells import cell_len
 
 import engine
-from conftest import ROOT, cli_environ, run_cli
 
 
 def squeeze(text):
@@ -128,7 +128,8 @@ def test_plain_output_fits_80_cells_without_escape_codes(lang):
         assert view.title(lang) in out.stdout
 
 
-@pytest.mark.parametrize("env, title", [({"LANG": "zh_CN.UTF-8"}, "正弦位置编码"), ({"LANG": "en_US.UTF-8"}, "Sinusoidal"),
+@pytest.mark.parametrize("env, title", [({"LANG": "zh_CN.UTF-8"}, "正弦位置编码"),
+                                        ({"LANG": "en_US.UTF-8"}, "Sinusoidal"),
                                         ({"LANG": "C", "LC_ALL": "zh_TW.UTF-8"}, "正弦位置编码")])
 def test_default_language_follows_the_locale(env, title):
     assert title in run_cli("print", "positional", env=env).stdout
@@ -353,7 +354,8 @@ LEFT_TO_ARGPARSE = [["print", "positional", "--json", "rope"], ["print", "mask",
                     ["print", "--lang"], ["print", "--lang", "xx", "mask"], ["print", "mask", "--json", "--json"],
                     ["print", "--js", "mask"], ["print", "--set", "d=8", "rope"], ["print", "mask", "--help"],
                     ["print", "--", "mask"], ["print", "mask", "--lang", "zh", "--lang", "en"],
-                    ["print", "--lessons", "x", "mask"], ["print", "--lesson", "ffn"], ["views"], ["--lang", "zh", "print"]]
+                    ["print", "--lessons", "x", "mask"], ["print", "--lesson", "ffn"], ["views"],
+                    ["--lang", "zh", "print"]]
 
 
 @pytest.mark.parametrize("argv", READ_FAST)

@@ -3,33 +3,11 @@ setting typed as name=value, or a sentence, is applied and marked like a key; a 
 setting, a word the tiny model does not know and a control character are refused on the line, which stays
 open; Esc closes it unchanged; a paste is cut at 200 characters."""
 
+from helpers.pilot import at, type_line
+from helpers.screen import message, note, screen_text, settings
 from textual.widgets import Input
 
 from tui.app import make_app
-
-from test_app import screen_text, settings, step_index
-
-
-async def at(pilot, app, lesson: str, step: str):
-    app.tour.goto(lesson, step_index(app, lesson, step))
-    app.lesson_screen().arrived()
-    await pilot.pause()
-
-
-def note(app) -> str:
-    return str(app.lesson_screen().query_one("#editor-note").content.plain)
-
-
-def message(app) -> str:
-    return " ".join(str(app.lesson_screen().query_one("#message").content.plain).split())
-
-
-async def type_line(pilot, app, text: str):
-    await pilot.press("e")
-    await pilot.pause()
-    app.lesson_screen().query_one("#editor", Input).value = text
-    await pilot.press("enter")
-    await pilot.pause()
 
 
 async def test_a_number_typed_is_applied_and_marked(state):

@@ -2,39 +2,28 @@
 value of every experiment key, and what a key changed is marked and in view."""
 
 import pytest
+from helpers.cli import run_cli
+from helpers.lessons import FIXTURES
+from helpers.screen import body_fits
 
-from conftest import run_cli
 from lessons.loader import load_lessons
 from tui.app import make_app
 from tui.fit import fit_problems
 from tui.page import MIN_HEIGHT, MIN_WIDTH
 from tui.screens.lesson import LessonScreen
 
-from test_lessons import FIXTURES
-
 LESSONS, _ = load_lessons()
 
 
+@pytest.mark.slow
 def test_every_page_fits_at_every_reachable_setting():
     """The layout check of check-lessons: every combination of experiment values, both languages."""
     problems = fit_problems(LESSONS)
     assert problems == [], "\n".join(map(str, problems))
 
 
-def body_fits(app) -> tuple[bool, str]:
-    """Whether the lesson screen shows its whole body: nothing to scroll, every table row inside the window."""
-    screen = app.lesson_screen()
-    body = screen.query_one("#body")
-    lines = screen.query_one("#page")
-    where = f"{app.tour.lang} {app.tour.lesson.id} {app.tour.page_id()} {app.tour.overrides()}"
-    if body.max_scroll_y or body.max_scroll_x:
-        return False, f"scrolls ({body.max_scroll_y} lines): {where}"
-    if not body.content_region.contains_region(lines.region) or lines.region.height < len(lines._lines):
-        return False, f"the body is cut off: {where}"
-    return True, where
-
-
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 async def test_a_learner_walks_every_step_and_presses_every_key(lang, tmp_path):
     """As tour-walk does in a real terminal: each page, then each experiment key through all its values."""
     app = make_app(lang=lang, lesson=LESSONS[0].id, state_dir=tmp_path)
@@ -126,7 +115,8 @@ async def test_after_computing_the_message_shows_the_last_press(tmp_path):
         await app.workers.wait_for_complete()
         await pilot.pause()
         message = app.lesson_screen().query_one("#message").content.plain
-        assert message.startswith(f"[{pair.key}] pair {pair.values[0]} -> {pair.values[1]}") and "Computing" not in message
+        assert message.startswith(f"[{pair.key}] pair {pair.values[0]} -> {pair.values[1]}")
+        assert "Computing" not in message
 
 
 async def test_the_slow_views_are_computed_off_the_ui_thread(tmp_path, monkeypatch):
@@ -173,6 +163,7 @@ async def test_a_notice_does_not_follow_the_learner_to_the_next_step(tmp_path):
         assert "Nothing to reset" not in message.content.plain
 
 
+@pytest.mark.slow
 async def test_the_code_key_shows_code_on_every_step(tmp_path):
     from tui.screens.code import CodeScreen
     app = make_app(lang="en", lesson=LESSONS[0].id, state_dir=tmp_path)

@@ -6,8 +6,12 @@ import asyncio
 import os
 import threading
 import time
-from pathlib import Path
 
+import pytest
+from helpers.marks import WALL_CLOCK
+from helpers.pilot import raw_keys, until
+from helpers.procs import status_kib
+from helpers.pty import FIRST, START_S
 from textual._xterm_parser import XTermParser
 from textual.drivers.headless_driver import HeadlessDriver
 from textual.geometry import Size
@@ -16,23 +20,9 @@ from tui.app import make_app
 from tui.keys import HELD, MICE, PENDING, QUIET_S, gated, post_input
 from tui.screens.lesson import LessonScreen
 
-from test_app_edges import raw_keys, until
-from test_hangup import FIRST, START_S, terminal  # noqa: F401  (terminal is a fixture)
-
 PASTE = b"np" * (100 * 1024)  # 200 KiB, as in the report
 PEAK_MIB = 120  # the bound on the tour's resident memory through the paste
 ANSWER_S = 1.0  # q is answered this soon after the paste has been written
-
-
-def status_kib(pid: int, field: str) -> int | None:
-    """VmRSS or VmHWM of a process from /proc, in KiB; None once it is gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        return None
-    return None
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -41,7 +31,9 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view[:4096]):]
 
 
-def test_a_paste_of_200_kb_keeps_memory_flat_and_q_is_answered_at_once(terminal):  # noqa: F811
+@pytest.mark.slow
+@WALL_CLOCK
+def test_a_paste_of_200_kb_keeps_memory_flat_and_q_is_answered_at_once(terminal):
     term = terminal("--lesson", "attention", "--lang", "en")
     term.wait_for(FIRST, timeout=START_S)
     pid, peak, stop = term.proc.pid, [0], threading.Event()

@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+import pytest
+from helpers.cli import ROOT
 
 
 def loaded_after(statement):
@@ -27,6 +28,7 @@ def test_command_line_parses_before_numpy_rich_or_textual():
     assert not {"numpy", "rich", "textual", "engine"} & modules
 
 
+@pytest.mark.slow
 def test_lessons_do_not_reach_up_into_the_app():
     """engine -> lessons -> tui, one direction: loading and checking lessons needs no UI module."""
     modules = loaded_after("from lessons.loader import load_lessons; from lessons.check import check_deep; "

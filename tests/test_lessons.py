@@ -1,24 +1,21 @@
 """The shipped lessons, the loader's refusals, and the plain reading of each lesson."""
 
-import io
 import re
 import shutil
 import unicodedata
 from pathlib import Path
 
 import pytest
+from helpers.cli import run_cli
+from helpers.lessons import FIXTURES, plain
 from rich.cells import cell_len
-from rich.console import Console
 
-from conftest import run_cli
 from engine.views import VIEWS
 from lessons.check import check_deep, variants
 from lessons.loader import SHIPPED, load_lessons, parse_lesson
 from lessons.template import TOKEN, is_control
 from tui.format import format_value
-from tui.plain import render_lesson
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bad_lessons"
 IDS = ["residual", "positional", "attention", "heads", "ffn", "params", "kvcache", "context", "rmsnorm", "tokens",
        "sampling", "misconceptions"]
 LESSONS, _ = load_lessons()
@@ -88,12 +85,6 @@ def test_no_ambiguous_width_characters_in_table_cells(lesson, lang):
                 assert not bad, (lesson.id, step.id, text, bad)
 
 
-def plain(lesson, lang):
-    buf = io.StringIO()
-    Console(file=buf, width=80, color_system=None, highlight=False).print(render_lesson(lesson, lang))
-    return buf.getvalue()
-
-
 @pytest.mark.parametrize("lang", ["zh", "en"])
 @pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
 def test_plain_reading_fits_80_cells(lesson, lang):
@@ -135,6 +126,7 @@ def test_lessons_json_lists_the_twelve_ids():
         assert re.search(rf"\b{lesson.id}\s+{len(lesson.steps) + 1} steps, the last a recap", plain), lesson.id
 
 
+@pytest.mark.slow
 def test_check_lessons_passes_on_the_shipped_folder():
     out = run_cli("check-lessons")
     assert out.returncode == 0 and "12 lessons OK" in out.stdout
@@ -184,6 +176,7 @@ def shipped_copy(tmp_path):
     (lambda t: t.replace('view = "dsweep"', 'view = "dsweeps"'), "unknown view 'dsweeps'"),
     (lambda t: re.sub(r'\ntitle\.zh = "[^"\n]*"', "", t, count=1), "the zh text is missing"),
 ])
+@pytest.mark.slow
 def test_broken_copies_of_a_shipped_lesson_are_refused(shipped_copy, change, words):
     path = shipped_copy / "03-attention.toml"
     path.write_text(change(path.read_text(encoding="utf-8")), encoding="utf-8")
@@ -193,6 +186,7 @@ def test_broken_copies_of_a_shipped_lesson_are_refused(shipped_copy, change, wor
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "03-attention.toml" in out.stderr
 
 
+@pytest.mark.slow
 def test_a_learners_own_folder_runs(shipped_copy):
     path = shipped_copy / "04-heads.toml"
     path.write_text(path.read_text(encoding="utf-8").replace("Multi-head attention", "My heads"), encoding="utf-8")
@@ -214,8 +208,8 @@ def test_every_steps_result_is_kept_and_recalled_as_it_was_computed():
     import json
 
     from lessons.cache import result_data, result_from
-    from tui.tour import Tour
     from tui.state import Progress
+    from tui.tour import Tour
 
     tour = Tour(LESSONS, Progress(), "en")
     runs = 0

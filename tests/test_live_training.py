@@ -1,4 +1,5 @@
-"""The heads lesson's live training runs in a child process: it reports, stops when asked, and never outlives the app."""
+"""The heads lesson's live training runs in a child process: it reports, stops when asked, and never outlives the
+app."""
 
 import os
 import signal
@@ -7,12 +8,12 @@ import sys
 import time
 from dataclasses import replace
 
+import pytest
+from helpers.pilot import at_trained_heads
+
 from engine import tiny
-from tui.training import LiveRun
-
 from tui.app import make_app
-
-from test_app import at_trained_heads
+from tui.training import LiveRun
 
 ENDLESS = replace(tiny.CONFIGS["small"], steps=100_000)
 
@@ -48,9 +49,11 @@ def test_a_run_reports_then_stops_when_asked():
         run.kill()
 
 
+@pytest.mark.slow
 def test_a_run_ends_when_its_parent_is_killed():
     """No orphan even when the app is killed and cannot clean up: the child sees its stdin close."""
-    code = ("import sys, time; from dataclasses import replace; from engine import tiny; from tui.training import LiveRun;"
+    code = ("import sys, time; from dataclasses import replace; from engine import tiny; "
+            "from tui.training import LiveRun;"
             "run = LiveRun(replace(tiny.CONFIGS['small'], steps=100_000)); print(run.proc.pid, flush=True);"
             "next(run.readings()); print('running', flush=True); time.sleep(60)")
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
@@ -66,6 +69,7 @@ def test_a_run_ends_when_its_parent_is_killed():
         parent.wait()
 
 
+@pytest.mark.slow
 async def test_stopping_and_quitting_the_app_leave_no_child(state, monkeypatch):
     monkeypatch.setitem(tiny.CONFIGS, "big", ENDLESS)
     pids = []

@@ -205,7 +205,7 @@ def test_pre_norm_is_llama_forward():
             np.testing.assert_allclose(mine, theirs[0], rtol=1e-10, atol=1e-12)
     with pytest.raises(TypeError):
         norms.run_stack(x0, w, norms.STACK.n_head, "pre")
-    final = float(np.mean(np.sqrt(np.mean(keep["hf"][0] ** 2, -1))))
+    final = float(np.mean(np.sqrt(np.mean(engine.rms_norm(keep["x_out"][0], w["norm_f"]) ** 2, -1))))
     assert facts(run_view("norm-stack", {"layers": 6}))["final_rms"] == pytest.approx(final, rel=1e-9)
 
 

@@ -5,7 +5,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 import engine
-from engine import llama, random_llama
+from engine import random_llama
 
 
 def test_softmax_rows_sum_to_one_and_survive_huge_scores():
@@ -85,50 +85,6 @@ def test_rope_uses_the_sinusoidal_pairing():
     pe = engine.sinusoidal_positions(n, d)
     assert_allclose(rotated[:, 0::2], pe[:, 1::2])
     assert_allclose(rotated[:, 1::2], pe[:, 0::2])
-
-
-def test_the_forward_pass_fast_paths_compute_the_textbook_operations():
-    """llama.forward runs ops.attention, ops.rms_norm, ops.silu and positions.apply_rope in fewer numpy calls
-    (or, for silu, as x sigmoid(x), to keep the sigmoid for the backward pass)."""
-    rng = np.random.default_rng(0)
-    q, k, v = rng.standard_normal((3, 2, 3, 5, 4))  # [B, H, T, head_dim] each
-    for fast, textbook in zip(llama.causal_attention(q, k, v), engine.attention(q, k, v, causal=True)):
-        assert_allclose(fast, textbook, rtol=1e-12, atol=1e-15)
-    x, g = rng.standard_normal((2, 5, 8)), rng.standard_normal(8)
-    assert_allclose(x * llama.rms_scale(x) * g, engine.rms_norm(x, g), rtol=1e-12)  # how forward normalises
-    gate = 4 * rng.standard_normal(50)
-    assert_allclose(gate * (1.0 / (1.0 + np.exp(-gate))), engine.silu(gate), rtol=1e-14)  # and its SwiGLU
-    qk = rng.standard_normal((2, 5, 2 * 3 * 4))  # [B, T, q then k]: 3 heads of head_dim 4 each
-    turns = llama.rope_turns(5, 4, 3, qk.dtype)
-    by_head = qk.reshape(2, 5, 6, 4).swapaxes(1, 2)  # [B, 2 n_head, T, head_dim]
-    textbook = engine.apply_rope(by_head, np.arange(5)).swapaxes(1, 2).reshape(qk.shape)
-    assert_allclose(llama.turn_pairs(qk, turns), textbook, rtol=1e-12, atol=1e-15)
-    assert_allclose(llama.turn_pairs(textbook, np.conj(turns)), qk, rtol=1e-12, atol=1e-15)
-
-
-@pytest.mark.parametrize("case", ["small", "over 40", "a row under 1e-20", "huge", "not a number"])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_causal_attention_in_and_out_of_the_range_where_it_skips_the_row_max(case, dtype):
-    """Scores of a few units take exp(score) straight; a score over 40, a row whose exps sum under 1e-20 and scores
-    that are not numbers take the row max first, as ops.attention does: the same weights either way."""
-    rng = np.random.default_rng(4)
-    q, k, v = rng.standard_normal((3, 2, 3, 5, 4))
-    k = np.abs(k)  # so that a query of large negative numbers scores every key far below zero
-    q = {"small": q, "over 40": 30 * q, "huge": 1e15 * q, "not a number": q * np.nan,
-         "a row under 1e-20": np.where(np.arange(5)[:, None] == 3, -60.0, q)}[case]
-    scores = q @ np.swapaxes(k, -1, -2) / 2 + engine.causal_mask(5)
-    skips = scores.max() <= 40 and (np.exp(scores) @ np.ones(5)).min() >= 1e-20
-    assert skips == (case == "small")  # each case takes the path it is named for
-    with np.errstate(all="ignore"):
-        textbook = engine.attention(q, k, v, causal=True)
-        fast = llama.causal_attention(q.astype(dtype), k.astype(dtype), v.astype(dtype))
-    for mine, theirs in zip(fast, textbook):
-        assert mine.dtype == dtype
-        if case == "not a number":
-            assert np.isnan(mine).all()
-        else:
-            assert np.isfinite(mine).all()
-            assert_allclose(mine, theirs, rtol=1e-12 if dtype == np.float64 else 2e-5, atol=1e-6)
 
 
 def test_rms_norm_and_swiglu_shapes():

@@ -5,6 +5,8 @@ The step counts agree everywhere: the title line, o, `xf-tour lessons` and `xf-t
 import re
 
 import pytest
+from helpers.cli import run_cli
+from helpers.screen import plain, screen_text
 from rich.cells import cell_len
 
 from lessons import estimate
@@ -13,9 +15,6 @@ from tui.app import make_app
 from tui.screens.overview import EndScreen, OverviewScreen, rows, tour_line
 from tui.state import Progress
 from tui.tour import Tour
-
-from conftest import run_cli
-from test_app import plain, screen_text
 
 
 def lines_of(screen) -> list[str]:

@@ -5,6 +5,7 @@ again until it changes."""
 import shutil
 
 import pytest
+from helpers.screen import message
 
 from lessons import check
 from lessons.check import CACHE_NAME, Checked
@@ -30,11 +31,8 @@ def mine(tmp_path):
     return folder
 
 
-def message(app) -> str:
-    return " ".join(app.lesson_screen().query_one("#message").content.plain.split())
-
-
 @pytest.mark.parametrize("lang, words", [("en", "problem(s) in your lessons"), ("zh", "你的课程有")])
+@pytest.mark.slow
 async def test_a_problem_in_a_later_lesson_is_said_inline_after_the_first_frame(mine, tmp_path, lang, words):
     lessons, _ = load_lessons(mine)  # parses strictly: the problem is one only the deep check finds
     app = make_app(lang=lang, lesson="residual", lessons=lessons, state_dir=tmp_path / "state")
@@ -64,6 +62,7 @@ async def test_a_broken_step_on_screen_stops_the_tour_before_it_starts(mine, tmp
     assert "02-positional.toml" in err.value.args[0] and "no_such_fact" in err.value.args[0]
 
 
+@pytest.mark.slow
 def test_a_file_that_passed_is_not_checked_again_until_it_changes(tmp_path, monkeypatch):
     folder = tmp_path / "mine"
     folder.mkdir()
@@ -81,7 +80,8 @@ def test_a_file_that_passed_is_not_checked_again_until_it_changes(tmp_path, monk
     assert Checked(cache).all_problems(load_lessons(folder)[0]) == [] and checked == []  # a second start
 
     path = folder / "02-positional.toml"
-    path.write_text(path.read_text(encoding="utf-8").replace("Sinusoidal and rotary", "My sinusoidal and rotary", 1), encoding="utf-8")
+    text = path.read_text(encoding="utf-8").replace("Sinusoidal and rotary", "My sinusoidal and rotary", 1)
+    path.write_text(text, encoding="utf-8")
     assert Checked(cache).all_problems(load_lessons(folder)[0]) == [] and checked == ["positional"]
 
     checked.clear()

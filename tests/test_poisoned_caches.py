@@ -7,8 +7,8 @@ import json
 import re
 
 import pytest
+from helpers.cli import run_cli
 
-from conftest import run_cli
 from lessons.cache import PARSED_NAME, RESULTS_NAME, Parsed, Results, code_stamp
 from lessons.loader import SHIPPED, load_lessons
 

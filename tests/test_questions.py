@@ -74,8 +74,8 @@ def test_the_checker_names_the_setting_where_a_question_has_no_single_answer(tmp
 
 
 def test_the_checker_refuses_a_placeholder_the_view_lacks(tmp_path):
-    block = QUESTION.replace("Because.", "Because {nothing}.").replace("因为。", "因为 {nothing}。") + 'kind = "direction"\nfact = "stats.0.max_weight"\n' \
-        'band = 0.01'
+    block = (QUESTION.replace("Because.", "Because {nothing}.").replace("因为。", "因为 {nothing}。")
+             + 'kind = "direction"\nfact = "stats.0.max_weight"\nband = 0.01')
     lesson, errors = parse_lesson(attention_with(tmp_path, block))
     assert errors == []
     assert any("why.en" in str(p) and "nothing" in str(p) for p in check_deep(lesson, more=question_errors))
@@ -110,6 +110,7 @@ def test_a_typed_number_is_judged_within_its_tolerance():
     assert typed_number("1..2") is None and typed_number("inf") is None and typed_number("9" * 30) is None
 
 
+@pytest.mark.slow
 def test_every_shipped_lesson_asks_three_questions_each_with_one_right_option_at_every_setting():
     for lesson in LESSONS:
         assert len(lesson.questions) >= 3, lesson.id
@@ -132,6 +133,7 @@ def answers_over_settings(lesson, question) -> set:
     return out
 
 
+@pytest.mark.slow
 def test_at_least_five_shipped_questions_change_their_answer_with_a_setting():
     changing = [(lesson.id, q.id) for lesson in LESSONS for q in lesson.questions
                 if len(answers_over_settings(lesson, q)) > 1]

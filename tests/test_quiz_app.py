@@ -5,14 +5,14 @@ wrong, skipped with Esc or n, asked again after 0 or from the overview, kept acr
 import dataclasses
 import json
 
+from helpers.screen import message, screen_text, settings, step_index
+
+from engine.views import Tr
 from lessons.loader import load_lessons
 from lessons.questions import Question
-from engine.views import Tr
 from tui.app import make_app
 from tui.quiz import LETTERS
 from tui.screens.overview import OverviewScreen
-
-from test_app import screen_text, settings, step_index
 
 QUESTION = "unscaled-sharpens"  # lessons/03-attention.toml: on step "scaled", before key 1 moves d
 
@@ -21,11 +21,6 @@ async def open_scaled(pilot, app):
     app.tour.goto("attention", step_index(app, "attention", "scaled"))
     app.lesson_screen().arrived()
     await pilot.pause()
-
-
-def message(app) -> str:
-    return " ".join(
-        str(app.lesson_screen().query_one("#message").content.plain).split())
 
 
 def saved(state) -> dict:

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from helpers.cli import ROOT, cli_environ
 
-from conftest import ROOT, cli_environ
 from lessons.safe import UNSAFE, json_text, printable, printable_line
 
 HOSTILE = "a\x1b]0;T\x07b\x9bc\u202ed\u2028e\udc9bf"

@@ -1,137 +1,31 @@
 """xf-tour serve, end to end: a real server in a subprocess, its page, and a browser session over its websocket
 (as textual-serve's textual.js speaks it), down to the first lesson's first frame; then the session's child
-process must be gone. Needs the serve extra (CI installs .[test,serve])."""
+process must be gone. Needs the serve extra (CI installs .[test,serve]); the harness is tests/helpers/serve.py."""
 
 import asyncio
 import os
 import re
-import select
-import selectors
 import signal
 import socket
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
-from pathlib import Path
 from types import SimpleNamespace
 
 import aiohttp
 import pytest
+from helpers.cli import ROOT
+from helpers.marks import WALL_CLOCK
+from helpers.procs import children, command_line, wait_gone
+from helpers.serve import START, first_frame, first_lesson, free_port, read_line, serving, session_of
 
 from tui.cli.parser import UsageError
 from tui.cli.serve import FONTS, cmd_serve
 
-ROOT = Path(__file__).resolve().parent.parent
 CJK_FONTS = ("Noto Sans Mono CJK SC", "Sarasa Mono SC", "Microsoft YaHei Mono")
-ESCAPE = re.compile(rb"\x1b(\[[0-9;?$]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-B])")  # CSI, OSC and charset codes
-START = 60  # seconds for a server to start, or a session to show its first frame, on a loaded CI machine
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def first_lesson():
-    from lessons.loader import SHIPPED, load_lessons
-
-    lessons, _ = load_lessons(SHIPPED)
-    return min(lessons, key=lambda x: x.order)
-
-
-def read_line(stream, deadline: float) -> str:
-    """One line from a subprocess pipe, or AssertionError when none comes by `deadline` (time.monotonic)."""
-    with selectors.DefaultSelector() as sel:
-        sel.register(stream, selectors.EVENT_READ)
-        line = b""
-        while not line.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            assert left > 0 and sel.select(left), f"no line by the deadline; so far {line!r}"
-            chunk = os.read(stream.fileno(), 1)
-            assert chunk, f"the stream ended; so far {line!r}"
-            line += chunk
-        return line.decode()
-
-
-@contextmanager
-def serving(tmp_path, *flags):
-    """`xf-tour serve --port P FLAGS` running until the block ends; yields (process, port, stderr lines seen
-    before the start line)."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANG")}
-    env.update({"LANG": "C.UTF-8", "XF_TOUR_STATE_DIR": str(tmp_path / "state"), "TEXTUAL_ANIMATIONS": "none",
-                "PYTHONIOENCODING": "utf-8"})
-    proc = subprocess.Popen([sys.executable, "-m", "tui", "serve", "--port", str(port), *flags], cwd=tmp_path,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        line = read_line(proc.stdout, time.monotonic() + START)
-        assert line.startswith("xf-tour serve: http://") and f":{port}/" in line, line
-        yield proc, port
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=30)
-        proc.stdout.close()
-        proc.stderr.close()
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is `pid`, from /proc."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry))
-    return found
-
-
-def command_line(pid: int) -> str:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-
-
-def wait_gone(pid: int, seconds: float) -> bool:
-    """Whether process `pid` (not our child) has ended within `seconds`: a pidfd becomes readable when it does."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        return bool(select.select([fd], [], [], seconds)[0])
-    finally:
-        os.close(fd)
-
-
-async def first_frame(port: int, words: str, size=(100, 30)):
-    """Open a session as textual.js does (websocket with the size in the query, then a resize message) and read
-    its output until `words` appear in the text; the open websocket, its client session, and the text."""
-    client = aiohttp.ClientSession()
-    width, height = size
-    ws = await client.ws_connect(f"http://127.0.0.1:{port}/ws?width={width}&height={height}")
-    await ws.send_json(["resize", {"width": width, "height": height}])
-    received, deadline = b"", time.monotonic() + START
-    while words not in ESCAPE.sub(b"", received).decode("utf-8", "replace"):
-        left = deadline - time.monotonic()
-        assert left > 0, f"no {words!r} by the deadline; got {ESCAPE.sub(b'', received)[-600:]!r}"
-        message = await ws.receive(timeout=left)
-        assert message.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT), message
-        if message.type == aiohttp.WSMsgType.BINARY:
-            received += message.data
-    return client, ws, ESCAPE.sub(b"", received).decode("utf-8", "replace")
-
-
-def session_of(server: int) -> int:
-    """The one tour child process of the server."""
-    kids = [pid for pid in children(server) if "tui.cli.serve" in command_line(pid)]
-    assert len(kids) == 1, [command_line(pid) for pid in children(server)]
-    return kids[0]
-
-
+@pytest.mark.slow
 async def test_page_is_offline_and_has_cjk_fonts(tmp_path):
     with serving(tmp_path, "--lang", "zh") as (proc, port):
         async with aiohttp.ClientSession() as client:
@@ -153,6 +47,8 @@ async def test_page_is_offline_and_has_cjk_fonts(tmp_path):
     assert '<html lang="zh-CN">' in html  # the browser picks Simplified Chinese glyphs
 
 
+@pytest.mark.slow
+@WALL_CLOCK
 async def test_a_session_shows_the_first_lesson_and_ends_with_its_websocket(tmp_path):
     lesson = first_lesson()
     with serving(tmp_path, "--lang", "en") as (proc, port):
@@ -169,6 +65,8 @@ async def test_a_session_shows_the_first_lesson_and_ends_with_its_websocket(tmp_
     assert proc.returncode == 0
 
 
+@pytest.mark.slow
+@WALL_CLOCK
 async def test_stopping_the_server_ends_its_sessions(tmp_path):
     lesson = first_lesson()
     with serving(tmp_path, "--lang", "zh") as (proc, port):
@@ -184,6 +82,7 @@ async def test_stopping_the_server_ends_its_sessions(tmp_path):
     assert proc.returncode == 0
 
 
+@pytest.mark.slow
 def test_bound_elsewhere_it_warns_in_one_line(tmp_path):
     with serving(tmp_path, "--host", "0.0.0.0", "--lang", "en") as (proc, port):
         warning = read_line(proc.stderr, time.monotonic() + START)
@@ -194,6 +93,7 @@ def test_bound_elsewhere_it_warns_in_one_line(tmp_path):
     assert "warning" not in rest.decode() and proc.returncode == 0  # one line, once
 
 
+@pytest.mark.slow
 def test_the_warning_in_chinese_and_none_on_loopback(tmp_path):
     with serving(tmp_path, "--host", "0.0.0.0", "--lang", "zh") as (proc, port):
         warning = read_line(proc.stderr, time.monotonic() + START)
@@ -247,6 +147,7 @@ def has_ipv6_loopback() -> bool:
 
 
 @pytest.mark.skipif(not has_ipv6_loopback(), reason="this machine has no IPv6 loopback (::1) to bind")
+@pytest.mark.slow
 async def test_an_ipv6_loopback_in_brackets_is_served(tmp_path):
     """textual-serve bound '[::1]' as a name, and said 'Unknown error -2'."""
     with serving(tmp_path, "--host", "[::1]", "--lang", "en") as (proc, port):

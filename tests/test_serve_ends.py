@@ -1,7 +1,7 @@
 """How `xf-tour serve` sessions end. A session's tour must not outlive its client, its server, or its pipes, and
 it ends soon, saving its place: after a flood and a disconnect, on SIGTERM or SIGKILL to the server (three
 tabs open), when the server dies, when its stdin ends or its stdout breaks, and on SIGTERM to the tour
-itself. The tours here are real: a real server in a subprocess and websocket clients (as in test_serve.py),
+itself. The tours here are real: a real server in a subprocess and websocket clients (tests/helpers/serve.py),
 or one session's command run directly on pipes, speaking textual-serve's packets."""
 
 import asyncio
@@ -16,9 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.cli import ROOT
+from helpers.marks import WALL_CLOCK
+from helpers.procs import children, command_line, status_kib, wait_gone
+from helpers.serve import ESCAPE, START, first_frame, first_lesson, serving
 
-from test_flood import status_kib
-from test_serve import ESCAPE, ROOT, START, children, command_line, first_frame, first_lesson, serving, wait_gone
+pytestmark = [pytest.mark.slow, WALL_CLOCK]  # real servers and sessions, ended within seconds
 
 ENDED_S = 2.0  # the bound, from the report: a session whose client has gone ends within 2 s; so does a stop
 SESSION = [sys.executable, "-m", "tui.cli.serve"]

@@ -1,4 +1,4 @@
-"""Slow links: the tour on a real pty (tests/test_hangup.py's Terminal), keys whose bytes arrive in separate
+"""Slow links: the tour on a real pty (tests/helpers/pty.py's Terminal), keys whose bytes arrive in separate
 packets, and the colours written for TERM=linux, TERM=xterm-256color and NO_COLOR.
 
 Textual reads an escape sequence's bytes for ESCDELAY ms (its default: 100) after the ESC before it takes
@@ -10,7 +10,10 @@ import re
 import time
 
 import pytest
-from test_hangup import FIRST, SECOND, START_S, terminals
+from helpers.marks import WALL_CLOCK
+from helpers.pty import FIRST, SECOND, START_S
+
+pytestmark = [pytest.mark.slow, WALL_CLOCK]  # the tour on a pty; escape delays read off the clock
 
 SSH = {"SSH_CONNECTION": "192.0.2.7 50022 192.0.2.1 22"}  # what sshd sets: client address and port, server's
 DEFAULT_DELAY_S, SSH_DELAY_S = 0.100, 0.400
@@ -18,12 +21,6 @@ SCALED = "Scaled beside unscaled"  # the attention lesson's fifth step: heatmaps
 STEPS = (SECOND, "with the real softmax", "The causal mask on", SCALED)  # the titles after each n
 HELP_END = "close a window such as this one"  # the help's last line
 UNDER_HELP = "Three learned matrices"  # the first step's prose, hidden while the help is open
-
-
-@pytest.fixture
-def terminal(tmp_path):
-    with terminals(tmp_path / "state") as start:
-        yield start
 
 
 def start(terminal, env=None):

@@ -1,7 +1,9 @@
 """How the screens look: SVG snapshots at 80x24 and 120x40, in zh and en.
 
 Update after a deliberate change with `python -m pytest tests/test_snapshots.py --snapshot-update`,
-then look at the SVGs in tests/__snapshots__/ before committing them.
+then look at the SVGs in tests/__snapshots__/ before committing them. The pytest-xdist workers write the new
+SVGs; only with -n 0 (one process) does syrupy also list, and with --snapshot-update delete, the SVGs no test
+uses any more.
 """
 
 import pytest

@@ -11,15 +11,15 @@ import tempfile
 import time
 
 import pytest
+from helpers.cli import ROOT
+from helpers.marks import WALL_CLOCK
+from helpers.screen import screen_text
 from rich.cells import cell_len
 
 from tui.app import make_app
 from tui.i18n import TEXTS, t
 from tui.screens.lesson import LessonScreen
 from tui.state import MAX_BYTES, OTHER_PAGES, Progress, Store
-
-from conftest import ROOT
-from test_app import screen_text
 
 
 def denied(*args, **kwargs):
@@ -278,12 +278,14 @@ def test_merging_keeps_the_order_each_step_was_first_seen(tmp_path):
     assert a.visited == {"heads": ["s3", "s1", "s2", "s4"], "ffn": ["f"]}
 
 
+@pytest.mark.slow
+@WALL_CLOCK
 def test_with_a_progress_file_of_100000_steps_keys_work_and_sigterm_ends_the_tour_within_a_second(tmp_path):
     """The tour on a pty with that file: n moved nothing (the first save, after the first frame, held the app for
     a minute) and SIGTERM, whose timer saves the place before it ends the process, was not honoured for minutes."""
     import signal
 
-    from test_hangup import EXIT_S, FIRST, SECOND, START_S, terminals
+    from helpers.pty import EXIT_S, FIRST, SECOND, START_S, terminals
 
     state = tmp_path / "state"
     big_progress(state, "attention")

@@ -9,12 +9,14 @@ far as the app's own timing allows. The 2,000-key monkey test in test_app.py sta
 import asyncio
 
 import numpy as np
+import pytest
+from helpers.pilot import raw_clicks, raw_keys, until
 
 from tui.app import make_app
 from tui.screens.lesson import LessonScreen
 from tui.workbench import Workbench
 
-from test_app_edges import raw_clicks, raw_keys, until
+pytestmark = pytest.mark.slow  # about 15 s of seeded keys and clicks
 
 SEED = 20261201  # the day this storm was written
 KEYS = (list("np1234567890tclow") + ["question_mark", "escape", "enter", "up", "down", "left", "right", "tab",

@@ -6,15 +6,16 @@ import subprocess
 import sys
 
 import pytest
+from helpers.cli import ROOT
 from rich.console import Console, Group
 from rich.text import Text
 
-from conftest import ROOT
 from engine.views import VIEWS
 from engine.views.core import HOMES
-from test_views import VARIANTS
 from tui.plain import render_result
 from tui.textout import render_views, screen
+
+from test_views import VARIANTS
 
 
 @functools.cache

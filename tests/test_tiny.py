@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine import corpus, llama, tiny
+from engine import corpus, llama, tiny, training_pass
 
 SMALL = tiny.TrainedLlamaConfig(d_model=8, n_layer=2, n_head=2, d_ff=12)
 
@@ -23,7 +23,7 @@ def _sharing_batch():
 def test_prefixes_number_each_distinct_prefix_once():
     ids = _sharing_batch()[:, :-1]
     real = ids != corpus.INDEX[corpus.PAD]
-    rows = llama.Prefixes(ids, real)
+    rows = training_pass.Prefixes(ids, real)
     b, t = np.nonzero(real)
     number = rows.at[b, t]
     assert (rows.tokens[number] == ids[b, t]).all() and (rows.pos[number] == t).all()
@@ -43,8 +43,8 @@ def test_forward_over_prefixes_gives_each_position_its_logits():
     w = {k: v.astype(np.float64) for k, v in tiny.init(SMALL, 3).items()}
     ids = _sharing_batch()[:, :-1]
     real = ids != corpus.INDEX[corpus.PAD]
-    rows = llama.Prefixes(ids, real)
-    whole, prefixes = llama.forward(w, ids, SMALL.n_head), llama.forward(w, rows, SMALL.n_head)
+    rows = training_pass.Prefixes(ids, real)
+    whole, prefixes = training_pass.forward(w, ids, SMALL.n_head), training_pass.forward(w, rows, SMALL.n_head)
     assert prefixes.shape == (len(rows), SMALL.n_vocab)
     np.testing.assert_allclose(prefixes[rows.at[real]], whole[real], rtol=1e-12, atol=1e-12)
 
@@ -93,6 +93,7 @@ def test_the_floor_two_ways():
     assert abs(np.mean([len(s.tokens) for s in sample]) - length) < 0.05
 
 
+@pytest.mark.slow
 def test_the_grammar_has_the_cat_sat_on_the_mat():
     rng = np.random.default_rng(3)
     texts = {corpus.sample(rng).text for _ in range(200_000)}
@@ -124,6 +125,9 @@ def test_activations_stay_float32():
     logits = llama.forward(w, corpus.encode(corpus.draw(4, 0, "train")), tiny.CONFIGS["main"].n_head, keep=keep)
     assert logits.dtype == np.float32
     assert all(p.dtype == np.float32 for p in keep["attn"]) and all(x.dtype == np.float32 for x in keep["residual"])
+    keep = {}
+    fast = training_pass.forward(w, corpus.encode(corpus.draw(4, 0, "train")), tiny.CONFIGS["main"].n_head, keep=keep)
+    assert fast.dtype == np.float32 and all(p.dtype == np.float32 for p in keep["attn"])
     _, grads = tiny.loss_and_grads(w, tiny.CONFIGS["main"], corpus.encode(corpus.draw(4, 0, "train")))
     assert {g.dtype for g in grads.values()} == {np.dtype(np.float32)}
 
@@ -170,7 +174,8 @@ def test_the_stored_ablation_is_what_the_weights_give(run):
     batch = drawn[np.array(keep_rows)]
     assert len(batch) == tiny.PROBE_SENTENCES
     stored = tiny.stored_probe(meta)  # the sentences the manifest keeps are these
-    assert np.array_equal(stored.ids, batch.ids[:, : stored.ids.shape[1]]) and not batch.ids[:, stored.ids.shape[1]:].any()
+    width = stored.ids.shape[1]
+    assert np.array_equal(stored.ids, batch.ids[:, :width]) and not batch.ids[:, width:].any()
     for k in ("verb_at", "good", "bad"):
         assert np.array_equal(getattr(stored, k), getattr(batch, k))
     stored = {(a["layer"], a["head"]): a for a in meta["ablation"]}
@@ -188,7 +193,7 @@ def test_the_stored_ablation_is_what_the_weights_give(run):
         for (layer, h), acc in sums.items():
             mask = np.ones((cfg.n_layer, cfg.n_head))
             mask[layer - 1, h] = 0
-            cut = llama.forward(w, part.ids, cfg.n_head, head_mask=mask)
+            cut = training_pass.forward(w, part.ids, cfg.n_head, head_mask=mask)
             for j in range(len(part)):
                 pos, good, bad = part.verb_at[j], part.good[j], part.bad[j]
                 m = cut[j, pos, good] - cut[j, pos, bad]
@@ -296,6 +301,7 @@ def test_evaluating_in_chunks_gives_the_same_numbers(monkeypatch):
     np.testing.assert_allclose(chunked["head_entropy"], whole["head_entropy"], rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_training_the_big_config_stays_under_the_demo_memory_limit():
     """numpy reports its arrays to tracemalloc. One pass over every evaluation sentence once held all
     their activations: 1 GB for the big config at the default 4,000."""

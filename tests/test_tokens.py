@@ -92,7 +92,8 @@ def test_incremental_training_equals_recounting_from_scratch():
     assert "".join(bpe.chunks(FIXED)) == FIXED
     merges = bpe.train(FIXED, 120)
     assert merges == naive_train(FIXED, 120)
-    # " t" and e4 b8 (the first two bytes of 一, three times, 个 and 不) occur 5 times and " t" is the smaller pair; then
+    # " t" and e4 b8 (the first two bytes of 一, three times, 个 and 不) occur 5 times and " t" is the smaller
+    # pair; then
     # " s", "ea" and "er", each 4 times, in the order of their ids ("re" too is 4, but loses the tie)
     assert merges[:5] == [(32, 116), (228, 184), (32, 115), (101, 97), (101, 114)]
     assert len(set(merges)) == len(merges)

@@ -11,7 +11,7 @@ import pytest
 from rich.cells import cell_len
 
 import engine
-from engine import corpus, llama, tiny, two_cores
+from engine import corpus, helper_process, llama, tiny
 
 RUNS = {"seed0": 0, "seed1": 1}
 
@@ -94,7 +94,7 @@ def unrecorded(cfg, seed):
         if step % tiny.TRAIN_CHUNK == 0:
             sentences = corpus.draw_ids(rng, tiny.TRAIN_CHUNK * cfg.batch, "train").ids
         at = step % tiny.TRAIN_CHUNK * cfg.batch
-        parts = two_cores.parts(sentences[at:at + cfg.batch], corpus.INDEX[corpus.PAD])  # one batch at a time
+        parts = helper_process.parts(sentences[at:at + cfg.batch], corpus.INDEX[corpus.PAD])  # one batch at a time
         _, g = tiny.batch_grads(w, cfg, parts, adam)  # both halves in this process
         adam.step(g, tiny.lr_at(step, cfg), cfg.clip)
     return w

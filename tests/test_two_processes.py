@@ -1,4 +1,4 @@
-"""Training on two cores: a forked helper computes the second half of each batch (engine/two_cores.py).
+"""Training on two cores: a forked helper computes the second half of each batch (engine/helper_process.py).
 
 The weights must not depend on whether it ran, and the helper must never outlive training, hang it, or
 stay behind as a zombie."""
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import corpus, tiny, two_cores
+from engine import corpus, helper_process, tiny
 
 ROOT = Path(__file__).resolve().parent.parent
 SHORT = replace(tiny.CONFIGS["main"], steps=60)
@@ -40,12 +40,13 @@ def run(code: str, *args: str, timeout: float = 300) -> str:
 
 
 @linux
+@pytest.mark.slow
 def test_the_weights_are_bit_identical_with_and_without_the_helper():
     out = run(f"""
 import dataclasses, hashlib, os
-from engine import tiny, two_cores
+from engine import tiny, helper_process
 cfg = dataclasses.replace(tiny.CONFIGS["main"], steps={SHORT.steps})
-assert two_cores.can_fork()
+assert helper_process.can_fork()
 before = set(os.listdir(f"/proc/{{os.getpid()}}/task"))
 for processes in (1, 2, None):
     w, summary = tiny.train(cfg, 4, n_eval=250, processes=processes)  # 3 evaluation chunks: one odd out
@@ -67,7 +68,7 @@ def test_the_halves_add_up_to_the_whole_batch():
         w = {k: v.astype(np.float64) for k, v in tiny.init(cfg, 0).items()}
         adam = tiny.Adam(w)
         whole, g = tiny.loss_and_grads(w, cfg, ids[:rows])
-        loss, flat = tiny.batch_grads(w, cfg, two_cores.parts(ids[:rows], corpus.INDEX[corpus.PAD]), adam)
+        loss, flat = tiny.batch_grads(w, cfg, helper_process.parts(ids[:rows], corpus.INDEX[corpus.PAD]), adam)
         assert loss == pytest.approx(whole, rel=1e-12)
         np.testing.assert_allclose(flat, adam.flatten(g), rtol=1e-10, atol=1e-13)
 
@@ -77,7 +78,7 @@ def test_a_helper_that_dies_is_an_error_not_a_hang():
     cfg = tiny.CONFIGS["small"]
     w = tiny.init(cfg, 0)
     adam = tiny.Adam(w, shared=True)
-    helper = two_cores.Helper({"grads": lambda ids, n: tiny.loss_and_grads(w, cfg, ids, n)}, adam)
+    helper = helper_process.Helper({"grads": lambda ids, n: tiny.loss_and_grads(w, cfg, ids, n)}, adam)
     ids = corpus.draw_ids(np.random.default_rng(0), 8, "train").ids
     helper.start("grads", ids, 40.0)
     helper.finish()  # alive: one round trip works
@@ -101,7 +102,7 @@ def test_a_failing_job_is_an_error_and_the_helper_goes_on():
     def boom():
         raise ValueError("no such thing")
 
-    helper = two_cores.Helper({"boom": boom, "double": lambda x: 2 * x}, adam)
+    helper = helper_process.Helper({"boom": boom, "double": lambda x: 2 * x}, adam)
     try:
         helper.start("boom")
         with pytest.raises(RuntimeError, match="boom: ValueError: no such thing"):
@@ -121,7 +122,7 @@ def test_evaluating_with_the_helper_gives_the_same_bits(n):
     cfg = tiny.CONFIGS["small"]
     w = tiny.init(cfg, 2)
     adam = tiny.Adam(w, shared=True)
-    helper = two_cores.Helper({"evaluate": lambda part: tiny.evaluate_chunk(w, cfg, part)}, adam)
+    helper = helper_process.Helper({"evaluate": lambda part: tiny.evaluate_chunk(w, cfg, part)}, adam)
     try:
         held = corpus.draw_ids(np.random.default_rng(5), n, "held-out")
         alone, shared = tiny.evaluate(w, cfg, held), tiny.evaluate(w, cfg, held, helper)
@@ -130,19 +131,19 @@ def test_evaluating_with_the_helper_gives_the_same_bits(n):
     assert alone == shared and 0 < alone["agreement"] < 1
 
 
-def _cost(part, pad):  # two_cores' cost model, from a part itself
+def _cost(part, pad):  # helper_process' cost model, from a part itself
     real, (count, span) = int((part[:, 1:] != pad).sum()), (part.shape[0], part.shape[1] - 1)
-    return (two_cores.COST_ROW * (real - 2 * count)
-            + count * span * (two_cores.COST_POSITION + two_cores.COST_SCORE * span))
+    return (helper_process.COST_ROW * (real - 2 * count)
+            + count * span * (helper_process.COST_POSITION + helper_process.COST_SCORE * span))
 
 
 def test_the_parts_hold_every_sentence_once_trim_only_padding_and_cost_the_least():
     pad = corpus.INDEX[corpus.PAD]
     ids = corpus.draw_ids(np.random.default_rng(3), 64 * 20, "train").ids
     batches = np.split(ids, 20)
-    together = two_cores.split_batches(np.stack(batches), pad)
+    together = helper_process.split_batches(np.stack(batches), pad)
     for batch, both in zip(batches, together):
-        first, second = two_cores.parts(batch, pad)
+        first, second = helper_process.parts(batch, pad)
         assert all(np.array_equal(a, b) for a, b in zip((first, second), both))  # alone or 20 at once: the same
         assert len(first) + len(second) == 64 and len(first) and len(second)
         width = batch.shape[1]
@@ -152,13 +153,13 @@ def test_the_parts_hold_every_sentence_once_trim_only_padding_and_cost_the_least
         assert all((p[:, -1] != pad).any() for p in (first, second))  # each trimmed to its longest sentence
         by_length = batch[np.argsort((batch != pad).sum(1), kind="stable")]
         trim = lambda p: p[:, :(p != pad).sum(1).max()]  # noqa: E731
-        handoff = two_cores.COST_HANDOFF
+        handoff = helper_process.COST_HANDOFF
         every_cut = [max(_cost(trim(by_length[:k]), pad), _cost(trim(by_length[k:]), pad) + handoff)
                      for k in range(1, 64)]
         mine, theirs = _cost(first, pad), _cost(second, pad) + handoff
         assert max(mine, theirs) == pytest.approx(min(every_cut), rel=1e-12)
         assert abs(mine - theirs) < 0.2 * theirs  # about even
-    one = two_cores.parts(batch[:1], pad)
+    one = helper_process.parts(batch[:1], pad)
     assert len(one[0]) == 1 and len(one[1]) == 0
 
 
@@ -169,7 +170,7 @@ def test_the_helper_sees_each_update_of_the_shared_weights():
     cfg = tiny.CONFIGS["small"]
     w = tiny.init(cfg, 0)
     adam = tiny.Adam(w, shared=True)
-    helper = two_cores.Helper({"grads": lambda ids, n: tiny.loss_and_grads(w, cfg, ids, n)}, adam)
+    helper = helper_process.Helper({"grads": lambda ids, n: tiny.loss_and_grads(w, cfg, ids, n)}, adam)
     try:
         ids = corpus.draw_ids(np.random.default_rng(1), 8, "train").ids
         grads = []
@@ -186,11 +187,12 @@ def test_the_helper_sees_each_update_of_the_shared_weights():
 
 
 @linux
+@pytest.mark.slow
 def test_no_helper_is_left_after_training_or_a_cancel():
     out = run(f"""
 import dataclasses, os
 from pathlib import Path
-from engine import tiny, two_cores
+from engine import tiny, helper_process
 cfg = dataclasses.replace(tiny.CONFIGS["main"], steps={SHORT.steps})
 me = os.getpid()
 def kids():
@@ -207,6 +209,7 @@ print(len(seen), len(kids()))
 
 
 @linux
+@pytest.mark.slow
 def test_a_killed_trainer_takes_its_helper_with_it():
     code = """
 import dataclasses
@@ -243,14 +246,15 @@ def test_no_fork_while_another_thread_runs():
     other = threading.Thread(target=release.wait)
     other.start()
     try:
-        assert two_cores.can_fork() is False
+        assert helper_process.can_fork() is False
     finally:
         release.set()
         other.join()
 
 
 @linux
-def test_the_live_training_child_trains_on_two_cores():
+@pytest.mark.slow
+def test_the_live_training_child_trains_on_helper_process():
     """The app's live run (tui/training.py) watches its stdin without a thread, so train() can fork its helper;
     "stop" still ends it."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}

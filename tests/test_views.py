@@ -17,7 +17,8 @@ VARIANTS = [(v, {}) for v in VIEWS] + [
     ("positional", {"base": "100"}), ("positional", {"d": "64", "n": "12"}), ("attention", {"d": "4096"}),
     ("attention", {"causal": "on"}), ("heads", {"heads": "8"}), ("cat", {"causal": "on"}),
     ("residual", {"residual": "off"}), ("permutation", {"positions": "on"}), ("params", {"preset": "gemma-7b"}),
-    ("kvcache", {"kv_heads": "8", "context": "32768"}), ("ffn-width", {"multiplier": "1.3", "multiple_of": "1024"}), ("swiglu", {"seed": "2"}),
+    ("kvcache", {"kv_heads": "8", "context": "32768"}), ("ffn-width", {"multiplier": "1.3", "multiple_of": "1024"}),
+    ("swiglu", {"seed": "2"}),
 ]
 
 
@@ -130,6 +131,7 @@ def test_huge_tables_show_a_bounded_number_of_rows():
 def test_every_table_fits_80_cells_unsqueezed(view_id, settings, lang):
     """Measured at its natural width, so Rich cannot hide an overflow by wrapping cells."""
     from rich.cells import cell_len
+
     from tui.plain import table_width
     for table in engine.run_view(view_id, settings).tables:
         assert table_width(table, lang) <= 80 and cell_len(table.title(lang)) <= 80, (view_id, table.key)
@@ -155,3 +157,14 @@ def test_one_number_grammar(raw):
 @pytest.mark.parametrize("raw, value", [("64", 64), ("+64", 64), ("6.4e1", 64), ("64.0", 64)])
 def test_whole_numbers_may_be_written_several_ways(raw, value):
     assert engine.run_view("attention", {"d": raw}).params["d"] == value
+
+
+def test_a_view_registered_where_homes_does_not_say_is_refused():
+    """HOMES is the one map of where each view lives (load() imports from it): register() holds the two equal."""
+    from engine.views import core
+    view = core.VIEWS["residual"]
+    with pytest.raises(ValueError, match="HOMES names engine.views.residual"):
+        core.register(core.View("residual", view.title, view.params, lambda: None, ()))
+    with pytest.raises(ValueError, match="HOMES does not name it"):
+        core.register(core.View("no-such-view", view.title, view.params, view.compute, ()))
+    assert core.VIEWS["residual"] is view and "no-such-view" not in core.VIEWS

@@ -8,20 +8,18 @@ import zipfile
 
 import numpy as np
 import pytest
+from helpers.cli import run_cli
+from helpers.pilot import at, type_line
+from helpers.screen import note, plain, screen_text
 
 from engine import tiny
 from engine.errors import ParamError
-from engine.views import run_view
-from engine.views import tiny as tiny_views
+from engine.views import run_view, tiny as tiny_views
 from lessons.loader import SHIPPED, load_lessons
 from tui import page
 from tui.app import make_app
 from tui.state import Progress
 from tui.tour import YOURS, Tour
-
-from conftest import run_cli
-from test_app import plain, screen_text
-from test_edit_app import at, note, type_line
 
 SEED1 = tiny.RUNS["seed1"]
 
@@ -167,7 +165,8 @@ def test_weights_go_with_the_tour_print_and_quiz_only(mine):
     out = run_cli("--weights", str(mine), "print", "tiny-next", "--set", "run=yours")
     assert out.returncode == 0 and "run=yours" in out.stdout, out.stderr
     out = run_cli("--weights", str(mine), "lessons")
-    assert out.returncode == 2 and out.stderr.strip() == "xf-tour: error: --weights is for the tour itself, print and quiz"
+    assert out.returncode == 2
+    assert out.stderr.strip() == "xf-tour: error: --weights is for the tour itself, print and quiz"
     out = run_cli("quiz", "--lesson", "tokens", "--weights", str(mine), "--json")
     asked = json.loads(out.stdout)
     assert {q["evidence"]["before"].get("run") for q in asked if q["step"] in ("head", "loss")} == {"yours"}

@@ -221,8 +221,9 @@ class XfTourApp(App):
         memory only (tui/training.py); it never writes a file. A quit cancels the worker, which ends the child."""
         import time
 
-        from engine import tiny
         from textual.worker import get_current_worker
+
+        from engine import tiny
 
         state, cfg, worker = self._training, tiny.CONFIGS["big"], get_current_worker()
         reading, progress, started = {"agr": "-", "spread": "-", "curve": {}}, {"step": 0, "loss": float("nan")}, \

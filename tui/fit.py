@@ -86,7 +86,9 @@ def fill_hint(step, experiment, result, lang: str) -> str:
 
 
 def _hint_field(step, experiment, lang: str) -> str:
-    return f"hints.{experiment.key}.{lang}" if experiment.key in step.hints else f"experiments[{experiment.key}].text.{lang}"
+    if experiment.key in step.hints:
+        return f"hints.{experiment.key}.{lang}"
+    return f"experiments[{experiment.key}].text.{lang}"
 
 
 def question_overflow(tour, question, width: int, lang: str, footer_lines: int) -> list[tuple[str, str]]:

@@ -21,10 +21,9 @@ from rich.text import Text
 
 from engine.errors import EngineError
 from engine.views import Result, fmt_value
-
-from .format import format_value, wrap_spans
 from lessons.template import printable
 
+from .format import format_value, wrap_spans
 from .i18n import t
 from .plain import MARK, fill_marked, prose, ref_label, render_tables, settings_line, table_width  # noqa: F401
 from .widgets.flat import flatten

@@ -201,7 +201,9 @@ def render_lesson(lesson, lang: str, width: int = 80, plot: bool = False, asks=N
 
     from .i18n import t as text_of
 
-    t = (lambda en, zh: zh if lang == "zh" else en)
+    def t(en, zh):
+        return zh if lang == "zh" else en
+
     colon = "：" if lang == "zh" else ": "
     parts = [Text(f"{lesson.order}. {printable(lesson.title(lang))}", style="bold underline"), Text("")]
     pages = len(lesson.steps) + 1  # the recap is the last step, as the app's title line counts it
@@ -329,12 +331,9 @@ def render_tables(result, keys, lang, width=80, rule=True, rows=None, marks=None
     return parts
 
 
-def join_lines(lines) -> str:
-    """Join lines into one: with a space between Latin words, with nothing between CJK characters."""
-    return _join(list(lines), None)[0]
-
-
-def _join(lines: list[str], marks: list[list[bool]] | None) -> tuple[str, list[bool]]:
+def _join(lines: list[str], marks: list[list[bool]]) -> tuple[str, list[bool]]:
+    """Lines joined into one, and their marks with them: a space between Latin words, nothing between CJK
+    characters."""
     out, out_marks = "", []
     for k, raw in enumerate(lines):
         line = raw.strip()
@@ -345,7 +344,7 @@ def _join(lines: list[str], marks: list[list[bool]] | None) -> tuple[str, list[b
             out += " "
             out_marks.append(False)
         out += line
-        out_marks += marks[k][lead:lead + len(line)] if marks is not None else [False] * len(line)
+        out_marks += marks[k][lead:lead + len(line)]
     return out, out_marks
 
 

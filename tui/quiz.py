@@ -159,7 +159,8 @@ def ask_lines(posed: Posed, lang: str) -> tuple[str, str]:
     from .plain import fill
 
     q = posed.question
-    head = f"{t_('predict', lang)} {setting_change(posed)}{'：' if lang == 'zh' else ': '}{fill(q.ask(lang), posed.before, lang)}"
+    colon = "：" if lang == "zh" else ": "
+    head = f"{t_('predict', lang)} {setting_change(posed)}{colon}{fill(q.ask(lang), posed.before, lang)}"
     if q.kind == "number":
         return head, t_("type_number", lang)
     options = "   ".join(f"{letter}) {option(lang)}" for letter, option in zip(LETTERS, posed.options))

@@ -12,10 +12,11 @@ import json
 import os
 import re
 import stat
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from engine.files import write_atomic
 
 VERSION = 1
 FILE_NAME = "progress.json"
@@ -25,7 +26,7 @@ MAX_BYTES = 1 << 20  # every step of every lesson seen makes 879 bytes; anything
 OTHER_PAGES = 2048
 OTHER_ANSWERS = 1024  # answers kept of the lessons a tour does not run on, the same way
 TEMP_PREFIX, TEMP_SUFFIX = ".progress-", ".tmp"
-TEMP_NAME = re.compile(r"\.progress-[a-z0-9_]{8}\.tmp")  # what mkstemp makes of the two above
+TEMP_NAME = re.compile(r"\.progress-[a-z0-9_]{8}\.tmp")  # what write_atomic makes of the two (and mkstemp did)
 STALE_S = 60  # a save takes milliseconds: a younger temporary file may be another tour's save in flight
 LEARNERS = "learners"  # the folder, in the state folder, that holds one folder per --learner NAME
 # a learner's name: an ASCII letter, then up to 31 letters, digits, "_" or "-". No ".", "/" or "\\" can
@@ -276,7 +277,8 @@ class Store:
         sweep(self.folder, TEMP_NAME)
 
     def save(self, progress: Progress) -> bool:
-        """Write atomically: a temporary file in the same folder, flushed, then renamed over the old one.
+        """Write atomically (engine.files.write_atomic): a temporary file in the same folder, 0600, synced, then
+        renamed over the old one.
 
         The steps another tour saved meanwhile are merged in first, so that neither loses what it saw. A file
         the reader would refuse (over MAX_BYTES) is never written: the lessons the tour does not run on are
@@ -292,19 +294,7 @@ class Store:
                 data = _dumps(progress)
             if len(data) > MAX_BYTES:
                 raise OSError(errno.EFBIG, "too large for a progress file", str(self.path))
-            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=self.folder)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, self.path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_atomic(self.path, data, 0o600, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
         except OSError as err:
             self.writable = False  # the app says it once; the next save tries again
             self.why = ("full" if err.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))

@@ -191,7 +191,8 @@ def grid_lines(tables, lang: str) -> list:
 def result_lines(result, title: str, lang: str, width: int) -> list:
     """plain.render_result as lines of segments."""
     lines = [segments(text(title, "bold underline"))]
-    lines += [segments(prose_text(runs, "dim")) for runs in prose_runs(settings_line(result.params), width, style="dim")]
+    lines += [segments(prose_text(runs, "dim"))
+              for runs in prose_runs(settings_line(result.params), width, style="dim")]
     for line in arrange(result, (), lang, width):
         if len(line) == 1:
             title_text, table, note = block_texts(line[0], lang, width)

@@ -5,7 +5,7 @@ keys waited on the loop and the loop on the screen. Here `python -m tui.training
 reading a few times a second, one JSON line each, to its stdout; the app reads them in a thread that
 waits on the pipe (waiting holds no GIL). A line "stop" on the child's stdin ends the run early. The
 child also ends when its stdin closes, so it never outlives the app, even one that was killed. It
-trains on two cores like `xf-tour train` (engine/two_cores.py): it watches its stdin between steps rather
+trains on two cores like `xf-tour train` (engine/helper_process.py): it watches its stdin between steps rather
 than in a thread, so that train() may fork its helper, and its readings of agreement and spread are
 train()'s own, so that no evaluation stalls the two processes.
 """

@@ -47,7 +47,6 @@ FIELDS = (
     Field("budget", Tr("GPU GiB", "显存 GiB"),
           Param("budget", "float", None, Tr("", ""), 0.01, 1e6), optional=True),
 )
-FIELD_NAMES = tuple(f.name for f in FIELDS)
 
 
 def preset_fields(name: str) -> dict[str, str]:

@@ -36,7 +36,8 @@ def _attention(d, seed, causal):
 
 def _dsweep(draws, seed):
     rows = demos.d_sweep(draws=draws, seed=seed)
-    sweep = Table("sweep", Tr(f"Averaged over {draws:,} random draws of q and k", f"对 q、k 随机抽取 {draws:,} 次取平均"),
+    sweep = Table("sweep", Tr(f"Averaged over {draws:,} random draws of q and k",
+                              f"对 q、k 随机抽取 {draws:,} 次取平均"),
                   (col("d", "d", "d", ","), col("raw_max", "max, unscaled", "最大权重（未缩放）", ".3f"),
                    col("raw_entropy", "entropy, unscaled", "熵（未缩放）", ".3f"),
                    col("scaled_max", "max, scaled", "最大权重（缩放后）", ".3f"),
@@ -55,13 +56,15 @@ def _sweep_charts(sweep: Table) -> tuple[Chart, ...]:
     def chart(key, title, raw, scaled, **axes):
         def series(label, col_key):
             return Series(label, tuple(float(row[column[col_key]]) for row in sweep.rows))
-        return Chart(key, title, "line", (series(Tr("unscaled", "未缩放"), raw), series(Tr("scaled", "缩放后"), scaled)),
+        return Chart(key, title, "line",
+                     (series(Tr("unscaled", "未缩放"), raw), series(Tr("scaled", "缩放后"), scaled)),
                      x=tuple(float(row[column["d"]]) for row in sweep.rows),
                      x_label=Tr("d, width of q and k", "d：q、k 的维度"), log_x=True, **axes)
 
     return (chart("entropy", Tr("Mean entropy of a row of weights, against d", "每行权重的平均熵随 d 的变化"),
                   "raw_entropy", "scaled_entropy", y_label=Tr("nats", "奈特")),
-            chart("maxweight", Tr("Largest weight, averaged over draws, against d", "最大权重（多次抽样平均）随 d 的变化"),
+            chart("maxweight", Tr("Largest weight, averaged over draws, against d",
+                                  "最大权重（多次抽样平均）随 d 的变化"),
                   "raw_max", "scaled_max", y_range=(0.0, 1.0)))
 
 

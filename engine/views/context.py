@@ -1,9 +1,8 @@
 """Lesson 8: the cost of context: prefill work, the cache, and the decode ceiling."""
 
 from .. import sizing
-from .sizing import DTYPES, trained_mark
 from .core import Chart, Fact, Param, Result, Series, Table, Tr, View, col, register
-
+from .sizing import DTYPES, trained_mark
 
 _BANDWIDTHS = (50e9, 100e9, 400e9, 1000e9, 3350e9)  # bytes/s: dual-channel DDR5 up to an H100's HBM3
 _PROMPTS = (1024, 4096, 16384, 65536, 131072)
@@ -63,7 +62,8 @@ def _context(preset, prompt, dtype):
 def _share_chart(cfg, prefill: Table) -> Chart:
     """The prefill table's attention share, in percent, against the prompt length: its rows, drawn."""
     n, share = (next(i for i, c in enumerate(prefill.columns) if c.key == key) for key in ("n", "share"))
-    return Chart("share", Tr(f"Attention's share of the prefill work: {cfg.name}", f"预填充运算中注意力的占比：{cfg.name}"),
+    return Chart("share", Tr(f"Attention's share of the prefill work: {cfg.name}",
+                             f"预填充运算中注意力的占比：{cfg.name}"),
                  "line", (Series(Tr("attention", "注意力"), tuple(100 * row[share] for row in prefill.rows)),),
                  x=tuple(float(row[n]) for row in prefill.rows), x_label=Tr("prompt (tokens)", "提示词（词元）"),
                  y_label=Tr("% of FLOPs", "占运算量 %"), log_x=True, y_range=(0.0, 100.0))

@@ -284,7 +284,7 @@ HOMES = {
     "tiny-sample": "sampling", "sample-agreement": "sampling",
     "explain": "misconceptions",
     "tiny-vocab": "tiny", "tiny-next": "tiny", "tiny-attention": "tiny", "tiny-verb": "tiny",
-    "tiny-heads": "tiny", "tiny-ablation": "tiny",
+    "tiny-heads": "tiny", "tiny-ablation": "ablation",
 }
 
 
@@ -298,7 +298,12 @@ def lazy_source(module: str, name: str):
 
 
 def register(view: View) -> View:
-    """Add a view to the registry; its id must be new."""
+    """Add a view to the registry; its id must be new, and HOMES must name the module that registers it (the
+    one map of where each view lives, which load() imports from)."""
+    home = f"{__package__}.{HOMES[view.id]}" if view.id in HOMES else None
+    if view.compute.__module__ != home:
+        raise ValueError(f"view {view.id!r} is registered by {view.compute.__module__}, but HOMES "
+                         + (f"names {home}" if home else "does not name it") + ": fix HOMES in engine/views/core.py")
     if view.id in VIEWS:
         raise ValueError(f"view {view.id!r} is registered twice")
     VIEWS[view.id] = view

@@ -6,7 +6,6 @@ from .. import demos, ops, sizing
 from ..errors import ParamError
 from .core import Fact, Param, Result, Table, Tr, View, col, register
 
-
 _WIDTH_RULES = (("llama2-7b", None, 256), ("llama3-8b", 1.3, 1024), ("llama2-70b", 1.3, 4096))
 
 

@@ -6,7 +6,6 @@ from .. import demos, ops, sizing
 from ..errors import ParamError
 from .core import Column, Fact, Param, Result, Table, Tr, View, col, matrix_table, register, token_labels
 
-
 # Presets whose heads tile d_model, then the two whose heads do not.
 _TILING = ("llama2-7b", "llama3-8b", "llama3.2-1b", "gemma-2b", "gemma-7b", "mistral-nemo-12b")
 
@@ -48,12 +47,14 @@ def _heads(heads, seed, n):
     tiling = _tiling_rows()
     tables.append(Table("tiling", Tr("Do the heads tile d_model? Model cards", "各头是否正好拼满 d_model？看模型参数"),
                         (col("model", "model", "模型"), col("heads", "heads", "头数", "d"),
-                         col("head_dim", "head_dim", "每头维度", "d"), col("product", "heads x head_dim", "头数 x 每头维度", ","),
+                         col("head_dim", "head_dim", "每头维度", "d"),
+                         col("product", "heads x head_dim", "头数 x 每头维度", ","),
                          col("d_model", "d_model", "d_model", ","), col("tiles", "equal", "相等")), tiling))
     last = r.weights[:, -1, :]  # [n_head, n_seq]: where the last token looks in each head
     sharp, flat = int(np.argmax(last.max(axis=1))), int(np.argmin(last.max(axis=1)))
     return Result("heads", dict(heads=heads, seed=seed, n=n), tuple(tables), (
-        Fact("spread", Tr("entropy ratio between heads, max / min", "各头熵之比（最大 / 最小）"), r.entropy_spread, ".2f"),
+        Fact("spread", Tr("entropy ratio between heads, max / min", "各头熵之比（最大 / 最小）"),
+             r.entropy_spread, ".2f"),
         Fact("layer_params", Tr("parameters of W_q, W_k, W_v, W_o", "W_q、W_k、W_v、W_o 的参数量"),
              r.layer_params, ","),
         Fact("last_sharp_head", Tr("the last token's sharpest head", "最后一个词元看得最集中的头"),
@@ -62,7 +63,8 @@ def _heads(heads, seed, n):
         Fact("last_sharp_token", Tr("that head's top token", "该头最看重的词元"), labels[int(np.argmax(last[sharp]))]),
         Fact("last_flat_head", Tr("the last token's flattest head", "最后一个词元看得最平均的头"),
              flat, "d"),
-        Fact("last_flat_weight", Tr("the flattest head's top weight", "最平均的头的最大权重"), float(last[flat].max()), ".3f"),
+        Fact("last_flat_weight", Tr("the flattest head's top weight", "最平均的头的最大权重"),
+             float(last[flat].max()), ".3f"),
         Fact("last_tops", Tr("different top tokens across heads", "各头排第一的词元有几个不同"),
              len(set(np.argmax(last, axis=1).tolist())), "d"),
     ))

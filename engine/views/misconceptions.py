@@ -1,4 +1,4 @@
-"""Lesson 9: attention weights are not explanations."""
+"""Lesson 12: attention weights are not explanations."""
 
 import numpy as np
 
@@ -17,7 +17,8 @@ def _explain(seed, draws):
     rows = tuple((Tr(f"tok {j}", f"词 {j}"), float(r.weights[j]), float(r.value_norms[j]), float(rest[j]),
                   float(r.removal_effect[j])) for j in range(len(r.weights)))
     return Result("explain", dict(seed=seed, draws=draws), (
-        Table("tokens", Tr("The last token's attention, and what each token is worth", "最后一个词元的注意力，和每个词元的分量"),
+        Table("tokens", Tr("The last token's attention, and what each token is worth",
+                           "最后一个词元的注意力，和每个词元的分量"),
               (col("token", "token", "词元"), col("weight", "weight", "权重", ".3f"),
                col("v_norm", "|v|", "|v|", ".2f"), col("rest", "|v - rest|", "|v - 其余|", ".2f"),
                col("effect", "output moves when removed", "去掉后输出变化", ".3f")),

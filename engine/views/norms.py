@@ -97,8 +97,10 @@ def _stack(layers, gain, norm, seed):
             return (OVERFLOW,) * 5
         return (*(float(all_parts[norm][k][layer - 1]) for k in _PARTS), size(norm, layer))
 
-    name = {"pre": Tr("pre-norm", "前置归一化"), "post": Tr("post-norm", "后置归一化"), "none": Tr("no norm", "不归一化")}[norm]
-    seen = Table("inside", Tr(f"What each sub-block reads and adds, {name.en}", f"每个子层读进什么、加上什么：{name.zh}"),
+    name = {"pre": Tr("pre-norm", "前置归一化"), "post": Tr("post-norm", "后置归一化"),
+            "none": Tr("no norm", "不归一化")}[norm]
+    seen = Table("inside", Tr(f"What each sub-block reads and adds, {name.en}",
+                              f"每个子层读进什么、加上什么：{name.zh}"),
                  (col("layer", "layer", "层"), col("attn_in", "attn reads", "注意力读入", ".3g"),
                   col("attn_out", "attn adds", "注意力加上", ".3g"), col("ffn_in", "FFN reads", "前馈读入", ".3g"),
                   col("ffn_out", "FFN adds", "前馈加上", ".3g"), col("x", "x after", "之后的 x", ".3g")),
@@ -119,9 +121,12 @@ def _stack(layers, gain, norm, seed):
     overflows = len(runs["none"][0]) <= layers
     final = ops.rms_norm(runs["pre"][0][-1], norm_f, norms.EPS)
     return Result("norm-stack", dict(layers=layers, gain=gain, norm=norm, seed=seed), (stack, seen), (
-        Fact("last_pre", Tr("rms after the last layer, pre-norm", "最后一层之后的均方根（前置）"), last["pre"], ".3g"),
-        Fact("last_post", Tr("rms after the last layer, post-norm", "最后一层之后的均方根（后置）"), last["post"], ".3g"),
-        Fact("last_none", Tr("rms after the last layer, no norm", "最后一层之后的均方根（不归一化）"), last["none"], ".3g"),
+        Fact("last_pre", Tr("rms after the last layer, pre-norm", "最后一层之后的均方根（前置）"),
+             last["pre"], ".3g"),
+        Fact("last_post", Tr("rms after the last layer, post-norm", "最后一层之后的均方根（后置）"),
+             last["post"], ".3g"),
+        Fact("last_none", Tr("rms after the last layer, no norm", "最后一层之后的均方根（不归一化）"),
+             last["none"], ".3g"),
         Fact("start", Tr("rms of the embeddings", "词嵌入的均方根"), size("pre", 0), ".3g"),
         Fact("pre_in_min", Tr("smallest rms a pre-norm sub-block reads", "前置时子层读入的最小均方根"),
              float(min(pre_inputs)), ".3f"),
@@ -161,7 +166,8 @@ def _params(preset):
     return Result("norm-params", dict(preset=preset), (
         Table("norms", Tr(f"The norms of {cfg.name}: a gain g of d_model numbers each, no bias",
                           f"{cfg.name} 的归一化：每个只有一个 d_model 维的增益 g，没有偏置"),
-              (col("part", "norm", "归一化"), col("shape", "count", "个数 x 维数"), col("params", "parameters", "参数", ",")),
+              (col("part", "norm", "归一化"), col("shape", "count", "个数 x 维数"),
+               col("params", "parameters", "参数", ",")),
               rows),
     ), (Fact("model", Tr("model", "模型"), cfg.name),
         Fact("norm_total", Tr("norm parameters", "归一化参数"), norm_total, ","),
@@ -182,13 +188,15 @@ register(View("norm-vector", Tr("RMSNorm on one vector", "对一个向量做 RMS
      _vector, (ops.rms_norm, norms.norm_demo)))
 
 register(View("norm-stack", Tr("Where the norm sits: a deep random stack", "归一化放在哪：一个很深的随机堆叠"),
-     (Param("layers", "int", 32, Tr("layers, each an attention and an FFN sub-block", "层数，每层一个注意力子层和一个前馈子层"),
+     (Param("layers", "int", 32, Tr("layers, each an attention and an FFN sub-block",
+                                    "层数，每层一个注意力子层和一个前馈子层"),
             1, norms.MAX_LAYERS),
       Param("gain", "float", 0.5, Tr("scale of what a sub-block adds", "子层输出的大小"), 0.01, 4),
       Param("norm", "choice", "pre", Tr("placement the second table follows", "第二张表看哪种放法"),
             choices=norms.PLACEMENTS),
       Param("seed", "int", seeds.DEMO_SEED, Tr("random weights", "随机权重的种子"), 0, 2**32 - 1)),
-     _stack, (norms.sub_block, norms.run_stack, norms.stack_weights, llama.forward)))
+     _stack, (norms.sub_block, norms.run_stack, norms.stack_weights, norms.attention_block,
+               norms.ffn_block, llama.grouped_attention, llama.rope)))
 
 register(View("norm-params", Tr("What the norms cost", "归一化有多少参数"),
      (Param("preset", "choice", "llama2-7b", Tr("model", "模型"), choices=tuple(sizing.PRESETS)),),

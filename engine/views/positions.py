@@ -5,9 +5,23 @@ import numpy as np
 from .. import positions
 from ..errors import check_bytes
 from ..seeds import DEMO_SEED
-from .core import (Chart, Column, Fact, Param, Result, Series, Table, Tr, View, col, fmt_value, lazy_source,
-                   matrix_table, pick_rows, register)
-
+from .core import (
+    Chart,
+    Column,
+    Fact,
+    Param,
+    Result,
+    Series,
+    Table,
+    Tr,
+    View,
+    col,
+    fmt_value,
+    lazy_source,
+    matrix_table,
+    pick_rows,
+    register,
+)
 
 # Context lengths to set against the slowest pair: Llama 2's and Llama 3's trained contexts, then 32k and 128k.
 REACH_CONTEXTS = (4096, 8192, 32768, 131072)
@@ -21,7 +35,8 @@ def _positional(n, d, base):
     cols = (col("pos", "pos", "位置"),) + tuple(Column(f"d{j}", Tr(f"d{j}", f"d{j}"), "+.3f") for j in dims)
     rows = tuple((i,) + tuple(float(pe[i, j]) for j in dims) for i in positions_shown)
     cut = [Tr(f"{d} dims: the first four and the last four", f"{d} 维中的前四维和后四维")] if d > 8 else []
-    cut += [Tr(f"{n:,} positions: the first eight and the last eight", f"{n:,} 个位置中的前八个和后八个")] if n > 16 else []
+    cut += [Tr(f"{n:,} positions: the first eight and the last eight",
+               f"{n:,} 个位置中的前八个和后八个")] if n > 16 else []
     note = Tr("showing " + "; ".join(c.en for c in cut), "只显示" + "；".join(c.zh for c in cut)) if cut else None
     pairs = pick_rows(d // 2)
     freq, wave = positions.frequencies(d, base), positions.wavelengths(d, base)

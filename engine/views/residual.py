@@ -35,7 +35,8 @@ def _residual(residual, seed, layers):
                            f'「{" ".join(random_llama.PROMPT[1:])}」的 x 经过 {layers} 层'),
               (col("stage", "after", "阶段"), col("shape", "shape", "形状"),
                col("norm_on", "|x| add", "|x| 残差", ".2f"), col("cos_on", "cos add", "cos 残差", "+.2f"),
-               col("norm_off", "|x| replace", "|x| 无残差", ".2f"), col("cos_off", "cos replace", "cos 无残差", "+.2f")),
+               col("norm_off", "|x| replace", "|x| 无残差", ".2f"),
+               col("cos_off", "cos replace", "cos 无残差", "+.2f")),
               rows, note=Tr("|x|: mean length of a token's vector; cos: its cosine with its own embedding",
                             "|x|：每个词元向量的平均长度；cos：它与该词元嵌入的余弦，即嵌入还剩多少")),
         Table("next", Tr("Top 5 next tokens (random weights: no knowledge)", "下一个词元前 5 名（随机权重，没有知识）"),
@@ -57,4 +58,4 @@ register(View("residual", Tr("The residual stream", "残差流"),
      (Param("residual", "bool", True, Tr("add each layer's output to x", "把每层的输出加回 x")),
       Param("seed", "int", seeds.DEMO_SEED, Tr("random weights", "随机权重的种子"), 0, 2**32 - 1),
       Param("layers", "int", 4, Tr("layers", "层数"), 1, 32)),
-     _residual, (random_llama.trace, llama.forward)))
+     _residual, (random_llama.trace, *llama.CODE)))

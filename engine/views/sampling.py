@@ -9,7 +9,7 @@ import numpy as np
 from .. import llama, ops, sampling
 from ..errors import ParamError
 from .core import Fact, Param, Result, Table, Tr, View, col, register
-from .tiny import _FORGET, _RUN, YOURS, _trained, _tiny_run
+from .tiny import _FORGET, _RUN, YOURS, _tiny_run, _trained
 
 N_SAMPLES = 5            # continuations in the samples table
 TEMPERATURES = (0.0, 0.5, 1.0, 1.5, 2.0)
@@ -248,7 +248,8 @@ _TOP_P = Param("top_p", "float", 1.0, Tr("keep the fewest top tokens holding thi
 
 register(View("tiny-sample", Tr("The trained tiny Llama: sampling the next token", "训练好的小 Llama：采样下一个词元"),
      (Param("prompt", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")),
-      _TEMPERATURE, _TOP_K, _TOP_P, Param("seed", "int", 0, Tr("random draw of the samples", "续写的随机种子"), 0, 2**32 - 1),
+      _TEMPERATURE, _TOP_K, _TOP_P,
+      Param("seed", "int", 0, Tr("random draw of the samples", "续写的随机种子"), 0, 2**32 - 1),
       _RUN), _tiny_sample, (sampling.filtered, sampling.top_p_keep, sampling.sample_continuations)))
 
 register(View("sample-agreement", Tr("The trained tiny Llama: sampling against agreement",

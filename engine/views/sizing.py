@@ -3,7 +3,6 @@
 from .. import sizing
 from .core import Chart, Column, Fact, Param, Result, Series, Table, Tr, View, col, register
 
-
 DTYPES = tuple(sizing.BYTES_PER_PARAM)
 
 
@@ -20,8 +19,8 @@ _PART_NAMES = {
 _GROUP_NAMES = {"attention": Tr("attention", "注意力"), "ffn": Tr("FFN", "前馈"),
                 "embeddings": Tr("embeddings + output", "词嵌入 + 输出"), "norms": Tr("norms", "归一化")}
 # The split chart's parts: param_count's items grouped by the word before the slash
-_SPLIT_PARTS = {"embedding": Tr("embedding", "词嵌入"), "attention": Tr("attention", "注意力"), "ffn": Tr("FFN", "前馈"),
-                "norm": Tr("norms", "归一化"), "output": Tr("output head", "输出投影")}
+_SPLIT_PARTS = {"embedding": Tr("embedding", "词嵌入"), "attention": Tr("attention", "注意力"),
+                "ffn": Tr("FFN", "前馈"), "norm": Tr("norms", "归一化"), "output": Tr("output head", "输出投影")}
 _SHORT_NAMES = {"mistral-7b": "Mistral 7B", "mistral-nemo-12b": "NeMo 12B"}  # a chart legend holds 14 cells
 
 
@@ -248,7 +247,8 @@ def _kvcache(preset, context, kv_heads, batch, dtype):
     memory_rows = tuple((name, w, cache, w + cache) for (name, _), w, cache in zip(variants, own_weights, caches))
     sweep = tuple((n, sizing.kv_cache_bytes(cfg, n, batch, dtype), trained_mark(n, trained))
                   for n in (1024, 4096, 8192, 32768, 131072))
-    where = Tr(f"{cfg.name} at {context:,} tokens, batch {batch}", f"{cfg.name} 在 {context:,} 个词元、批大小 {batch} 时")
+    where = Tr(f"{cfg.name} at {context:,} tokens, batch {batch}",
+               f"{cfg.name} 在 {context:,} 个词元、批大小 {batch} 时")
     growth = _growth_chart(cfg, variants, context, batch, dtype, trained)
     return Result("kvcache", dict(preset=preset, context=context, kv_heads=cfg.n_kv_head, batch=batch, dtype=dtype), (
         Table("cache", Tr(f"KV cache of {where.en}", f"{where.zh}的 KV 缓存"),
@@ -296,9 +296,10 @@ def _growth_chart(cfg, variants, context, batch, dtype, trained) -> Chart:
                               f"{cfg.name} 的 KV 缓存，批大小 {batch}，{dtype}"),
                  "line", tuple(Series(legend, tuple(sizing.kv_cache_bytes(c, n, batch, dtype) / 2**30 for n in xs))
                                for legend, (_, c) in zip(legends, variants)),
-                 x=tuple(float(n) for n in xs), x_label=Tr("context (tokens)", "上下文（词元）"), y_label=Tr("GiB", "GiB"),
-                 log_x=True, log_y=True, note=Tr(f"{cfg.name} was trained for {trained:,} tokens",
-                                     f"{cfg.name} 训练时的上下文长度是 {trained:,} 个词元"))
+                 x=tuple(float(n) for n in xs), x_label=Tr("context (tokens)", "上下文（词元）"),
+                 y_label=Tr("GiB", "GiB"), log_x=True, log_y=True,
+                 note=Tr(f"{cfg.name} was trained for {trained:,} tokens",
+                         f"{cfg.name} 训练时的上下文长度是 {trained:,} 个词元"))
 
 
 def _compare(a, b, context):

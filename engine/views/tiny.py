@@ -7,7 +7,6 @@ from .. import llama, ops
 from ..errors import ParamError
 from .core import Chart, Column, Fact, Param, Result, Series, Table, Tr, View, col, lazy_source, register, run_view
 
-
 # --- the trained tiny Llama ---------------------------------------------------------------
 
 def _trained(run: str = "seed0"):
@@ -172,7 +171,9 @@ def _tiny_run(sentence: str, head_mask=None, run: str = "seed0"):
     words = sentence.split()
     ids = corpus.encode([corpus.Sentence(tuple(words), 0.0, 0, None, None)])[:, : len(words) + 1]
     keep = {}
-    logits = llama.forward(w, ids, cfg.n_head, keep=keep, head_mask=head_mask)
+    if head_mask is not None:
+        w = llama.silence_heads(w, head_mask, cfg.n_head)
+    logits = llama.forward(w, ids, cfg.n_head, keep=keep)
     return w, cfg, ["<bos>"] + words, logits[0], keep
 
 
@@ -220,9 +221,11 @@ def _tiny_attention(sentence, layer, run):
     labels = tuple(Tr(_short(x), _short(x)) for x in words)
     tables = []
     for h in range(cfg.n_head):
-        cols = (Column("token", Tr("query", "查询")),) + tuple(Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
+        cols = (Column("token", Tr("query", "查询")),) + tuple(
+            Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
         tables.append(Table(f"head{h}", Tr(f"Layer {layer}, head {h}", f"第 {layer} 层 {h} 号头"), cols,
-                            tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, p[h])), heat="weights"))
+                            tuple((lab,) + tuple(float(v) for v in row) for lab, row in zip(labels, p[h])),
+                            heat="weights"))
     return Result("tiny-attention", dict(sentence=sentence, layer=layer, run=run), tuple(tables),
                   _verb_look(words, keep, cfg)[1])
 
@@ -245,14 +248,16 @@ def _verb_look(words, keep, cfg):
         return None, ()
     v, subj = verbs[0], _subject_position(words)
     labels = tuple(Tr(_short(x), _short(x)) for x in words[: v + 1])
-    cols = (Column("head", Tr("layer.head", "层.头")),) + tuple(Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
+    cols = (Column("head", Tr("layer.head", "层.头")),) + tuple(
+        Column(f"k{j}", lab, ".2f") for j, lab in enumerate(labels))
     table = Table("verb", Tr(f'Where "{words[v]}" looks, in every head of every layer',
                              f"「{words[v]}」在每一层每个头里看向哪里"), cols,
                   tuple((f"{li + 1}.{h}", *map(float, keep["attn"][li][0, h, v, : v + 1]))
                         for li in range(cfg.n_layer) for h in range(cfg.n_head)), heat="weights")
     looks = [(keep["attn"][li][0, h, v, subj], li + 1, h) for li in range(cfg.n_layer) for h in range(cfg.n_head)]
     weight, best_layer, best_head = max(looks)
-    facts = (Fact("verb", Tr("the verb", "动词"), words[v]), Fact("subject", Tr("its subject", "它的主语"), words[subj]),
+    facts = (Fact("verb", Tr("the verb", "动词"), words[v]),
+             Fact("subject", Tr("its subject", "它的主语"), words[subj]),
              Fact("best_head", Tr("over both layers, the head attending most from the verb to its subject",
                                   "两层中从动词看向主语最集中的头"),
                   Tr(f"layer {best_layer} head {best_head}", f"第 {best_layer} 层 {best_head} 号头")),
@@ -338,7 +343,8 @@ def _curve_charts(meta) -> tuple[Chart, ...]:
                  y_label=Tr("nats per token", "奈特/词元"), log_x=True)  # the floor: in the legend and the prose
     n = c["spread_sentences"]
     spread = Chart("spread", Tr(f"Head-entropy spread (max / min), every {c['spread_every']} steps on {n} held-out "
-                                "sentences", f"各头的熵之比（最大 / 最小），每 {c['spread_every']} 步在 {n} 个未见过的句子上测一次"),
+                                "sentences",
+                                f"各头的熵之比（最大 / 最小），每 {c['spread_every']} 步在 {n} 个未见过的句子上测一次"),
                    "line", (Series(Tr("head spread", "头熵之比"), tuple(c["spread"])),),
                    x=tuple(float(x) for x in c["spread_step"]), x_label=Tr("step", "训练步数"),
                    y_range=(1.0, max(c["spread"])))
@@ -351,86 +357,9 @@ def _subject_position(words) -> int:
     return 3 if words[2] in corpus.ADJECTIVES else 2
 
 
-RUNS = ("seed0", "seed1")
-
-
-def _tiny_ablation(sentence):
-    from .. import corpus
-    from ..tiny import PROBE_SENTENCES
-    s = corpus.parse(sentence)
-    if s.verb_at is None:
-        raise ParamError("the sentence needs a verb that agrees with its subject, such as sits or sit",
-                         "句子里需要一个与主语一致的动词，比如 sits 或 sit")
-    good, bad = corpus.verb_pair(s)
-    # the verb is predicted at the position before it; in <bos>-indexed terms that is verb_at
-    pos, words = s.verb_at, ["<bos>", *s.tokens]
-    subj = _subject_position(words)
-    one, base = {}, {}
-    for run in RUNS:
-        w, cfg, _, logits, keep = _tiny_run(sentence, run=run)
-        base[run] = float(logits[pos, good] - logits[pos, bad])
-        one[run] = []
-        for layer in range(cfg.n_layer):
-            for h in range(cfg.n_head):
-                mask = np.ones((cfg.n_layer, cfg.n_head))
-                mask[layer, h] = 0
-                ab = _tiny_run(sentence, mask, run)[3]
-                change = float(ab[pos, good] - ab[pos, bad]) - base[run]
-                one[run].append((layer + 1, h, float(keep["attn"][layer][0, h, pos, subj]), change))
-    average = {run: [(a["layer"], a["head"], a["attention"], a["change"], a["lost"]) for a in _trained(run)[2]["ablation"]]
-               for run in RUNS}
-    name = lambda r: Tr(f"layer {r[0]} head {r[1]}", f"第 {r[0]} 层 {r[1]} 号头")  # noqa: E731
-    both = lambda rows: tuple(a[:2] + a[2:4] + b[2:4] for a, b in zip(*(rows[run] for run in RUNS)))  # noqa: E731
-    columns = (col("layer", "layer", "层", "d"), col("head", "head", "头", "d"),
-               *(c for run in RUNS for c in (col(f"{run}_attn", f"{run} attn", f"{run} 注意力", ".3f"),
-                                             col(f"{run}_change", f"{run} change", f"{run} 变化", "+.2f"))))
-    def head_facts(key, r, what):  # a head picked out of the averages: which, its attention, its margin change
-        return (Fact(key, what, name(r)),
-                Fact(f"{key}_attn", Tr("  that head's attention on the subject", "  该头对主语的注意力"), r[2], ".3f"),
-                Fact(f"{key}_change", Tr("  the margin change without it", "  去掉它后差值的变化"), r[3], "+.2f"))
-
-    facts = []
-    for run in RUNS:
-        most_attn, most_hurt = max(one[run], key=lambda r: r[2]), min(one[run], key=lambda r: r[3])
-        avg_attn, avg_hurt = max(average[run], key=lambda r: r[2]), min(average[run], key=lambda r: r[3])
-        facts += [
-            Fact(f"{run}_margin", Tr(f"{run}: margin with every head", f"{run}：所有头都在时的差值"), base[run], "+.2f"),
-            Fact(f"{run}_most_attention", Tr(f"{run}: looks hardest at the subject", f"{run}：最关注主语的头"),
-                 name(most_attn)),
-            Fact(f"{run}_most_needed", Tr(f"{run}: silencing it lowers the margin most", f"{run}：静音后差值降得最多的头"),
-                 name(most_hurt)),
-            Fact(f"{run}_same", Tr(f"{run}: the same head", f"{run}：是同一个头"), most_attn[:2] == most_hurt[:2]),
-            *head_facts(f"{run}_avg_attention", avg_attn, Tr(f"{run}, on average: looks hardest at the subject",
-                                                              f"{run}，平均而言：最关注主语的头")),
-            *head_facts(f"{run}_avg_needed", avg_hurt, Tr(f"{run}, on average: silencing it lowers the margin most",
-                                                           f"{run}，平均而言：静音后差值降得最多的头")),
-            Fact(f"{run}_avg_needed_lost", Tr(f"{run}, on average: agreement lost without it",
-                                              f"{run}，平均而言：去掉它后一致出错的比例"), avg_hurt[4], "pct"),
-            Fact(f"{run}_avg_same", Tr(f"{run}, on average: the same head", f"{run}，平均而言：是同一个头"),
-                 avg_attn[:2] == avg_hurt[:2]),
-            Fact(f"{run}_spread", Tr(f"{run}: no one silenced head breaks agreement in 5 % of sentences",
-                                     f"{run}：静音任何一个头，一致出错都不到 5 %"), max(r[4] for r in average[run]) < 0.05),
-            Fact(f"{run}_most_lost", Tr(f"{run}: the most agreement one silenced head loses",
-                                        f"{run}：静音单个头最多让多少句子一致出错"), max(r[4] for r in average[run]), "pct"),
-        ]
-    facts.append(Fact("sentences", Tr("unseen sentences averaged over", "取平均的未见句子数"), PROBE_SENTENCES, ","))
-    return Result("tiny-ablation", dict(sentence=sentence), (
-        Table("heads", Tr(f'Silencing each head in "{sentence}"', f"在「{sentence}」里逐个静音各头"), columns,
-              both(one), note=Tr(
-                  f'attn: on "{words[subj]}" where the verb is predicted; change: of the margin, logit of '
-                  f'"{corpus.VOCAB[good]}" minus "{corpus.VOCAB[bad]}"',
-                  f"注意力：预测动词处对「{words[subj]}」的注意力；变化：差值（「{corpus.VOCAB[good]}」"
-                  f"的 logit 减「{corpus.VOCAB[bad]}」）的变化")),
-        Table("average", Tr(f"Averaged over {PROBE_SENTENCES} unseen sentences whose distractor has the "
-                            "other number", f"对 {PROBE_SENTENCES} 个未见过、且干扰名词单复数相反的句子取平均"),
-              columns, both(average),
-              note=Tr("attn: on the subject where the verb is predicted; change: mean margin change",
-                      "注意力：预测动词处对主语的注意力；变化：静音后差值的平均变化")),
-    ), tuple(facts))
-
-
 _RUN = Param("run", "choice", "seed0", Tr("which training run: a shipped one, or yours (--weights)",
-                                         "哪一次训练：随附的，或你自己的（--weights）"), choices=("seed0", "seed1", YOURS))
+                                         "哪一次训练：随附的，或你自己的（--weights）"),
+             choices=("seed0", "seed1", YOURS))
 YOUR_VIEWS = ("tiny-next", "tiny-attention", "tiny-verb", "tiny-heads", "tiny-sample", "sample-agreement",
               "tiny-head", "tiny-loss")  # the trained-model views that take run; tiny-ablation sets the two shipped
 #                                          runs side by side
@@ -470,23 +399,20 @@ def _tiny_vocab():
 
 register(View("tiny-vocab", Tr("The tiny grammar", "小语法"), (), _tiny_vocab, (lazy_source("corpus", "sample"),)))
 
-register(View("tiny-next", Tr("The trained tiny Llama: next token and logit lens", "训练好的小 Llama：下一个词元与逻辑透镜"),
+register(View("tiny-next", Tr("The trained tiny Llama: next token and logit lens",
+                              "训练好的小 Llama：下一个词元与逻辑透镜"),
      (Param("sentence", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")), _RUN),
-     _tiny_next, (llama.forward,)))
+     _tiny_next, llama.CODE))
 
-register(View("tiny-attention", Tr("The trained tiny Llama: every head's attention", "训练好的小 Llama：每个头的注意力"),
+register(View("tiny-attention", Tr("The trained tiny Llama: every head's attention",
+                                   "训练好的小 Llama：每个头的注意力"),
      (Param("sentence", "sentence", "the cat sat on the mat .", Tr("the sentence", "句子")),
       Param("layer", "int", 1, Tr("which layer", "哪一层"), 1, 2), _RUN),  # the shipped runs have 2 layers
-     _tiny_attention, (llama.forward,)))
+     _tiny_attention, llama.CODE))
 
 register(View("tiny-verb", Tr("The trained tiny Llama: where the verb looks", "训练好的小 Llama：动词看向哪里"),
      (Param("sentence", "sentence", "the cat sat on the mat .", Tr("the sentence", "句子")), _RUN),
-     _tiny_verb, (llama.forward,)))
+     _tiny_verb, llama.CODE))
 
 register(View("tiny-heads", Tr("The trained tiny Llama: heads pulled apart", "训练好的小 Llama：被拉开的各个头"),
      (_RUN,), _tiny_heads, (lazy_source("tiny", "evaluate"), lazy_source("tiny", "head_entropies"))))
-
-register(View("tiny-ablation", Tr("The trained tiny Llama: which head carries agreement", "训练好的小 Llama：谁在传递主谓一致"),
-     (Param("sentence", "sentence", "the cat near the dogs sits .", Tr("a sentence with an agreeing verb",
-                                                                        "带一致动词的句子")),),
-     _tiny_ablation, (llama.forward, lazy_source("tiny", "ablation"))))

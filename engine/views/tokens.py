@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import bpe, llama, ops, sizing
 from .core import Fact, Param, Result, Table, Tr, View, col, register
-from .tiny import _RUN, _softmax_row, _trained, _tiny_run
+from .tiny import _RUN, _softmax_row, _tiny_run, _trained
 
 # --- from text to ids -------------------------------------------------------------------------
 
@@ -209,7 +209,8 @@ def _bpe(merges, pair, text=None):
                             "从导览正文学到的合并：最早的几次和最近的几次"),
               (col("n", "merge", "第几次", "d"), col("left", "left", "左"), col("right", "right", "右"),
                col("token", "new token", "新词元")),
-              tuple(learned) or ((0, "-", "-", Tr("none yet: every byte is a token", "还没有：每个字节就是一个词元")),)),
+              tuple(learned) or ((0, "-", "-", Tr("none yet: every byte is a token",
+                                                  "还没有：每个字节就是一个词元")),)),
     ), (Fact("merges", Tr("merges", "合并次数"), merges, ","),
         Fact("bytes_only", Tr("no merges: every byte is a token", "没有合并：每个字节是一个词元"), merges == 0),
         Fact("n_vocab", Tr("vocabulary: 256 bytes + merges", "词表：256 个字节 + 合并"), len(table), ","),
@@ -254,7 +255,8 @@ def _vocab_cost(vocab):
     return Result("vocab-cost", dict(vocab=vocab), (
         Table("cost", Tr("What the vocabulary costs: one row of d_model numbers per token, twice",
                          "词表的代价：每个词元一行 d_model 个数，输入输出各一份"),
-              (col("model", "model", "模型"), col("vocab", "vocab", "词表", ","), col("tokenizer", "tokenizer", "分词器"),
+              (col("model", "model", "模型"), col("vocab", "vocab", "词表", ","),
+               col("tokenizer", "tokenizer", "分词器"),
                col("embedding", "embedding", "嵌入", ","), col("head", "LM head", "输出头", ","),
                col("share", "share", "占比", "pct")), tuple(r[:6] for r in rows),
               note=Tr("share: embedding + LM head, of all parameters", "占比：嵌入加输出头，占全部参数的比例")),
@@ -266,10 +268,12 @@ def _vocab_cost(vocab):
         Fact("l3_both", Tr("Llama 3 8B, embedding + head", "Llama 3 8B 嵌入加输出头"), l3[3] + l3[4], "short"),
         Fact("grew", Tr("parameters Llama 3 8B has beyond Llama 2 7B", "Llama 3 8B 比 Llama 2 7B 多出的参数"),
              grew, "short"),
-        Fact("grew_vocab", Tr("of which embedding + head", "其中嵌入加输出头"), (l3[3] + l3[4]) - (l2[3] + l2[4]), "short"),
+        Fact("grew_vocab", Tr("of which embedding + head", "其中嵌入加输出头"),
+             (l3[3] + l3[4]) - (l2[3] + l2[4]), "short"),
         Fact("yours_share", Tr("your row's share", "自定义那一行的占比"), yours[5], "pct"),
         Fact("yours_total", Tr("your row's total", "自定义那一行的总参数"), yours[6], "short"),
-        Fact("yours_head_forgotten", Tr("your row's total with the LM head forgotten", "自定义那一行漏算输出头时的总数"),
+        Fact("yours_head_forgotten", Tr("your row's total with the LM head forgotten",
+                                        "自定义那一行漏算输出头时的总数"),
              yours[6] - yours[4], "short")))
 
 
@@ -296,8 +300,10 @@ def _tiny_head(prompt, run):
     d, v = w["head"].shape
     rms = lambda a: float(np.sqrt(np.mean(a * a)))  # noqa: E731
     path = (
-        (Tr("token ids, <bos> first", "词元 id，<bos> 在最前"), f"[{len(ids)}]", " ".join(map(str, ids[:8])) + (" ..." if len(ids) > 8 else "")),
-        (Tr(f"x, last position, after layer {cfg.n_layer}", f"x：最后一个位置，第 {cfg.n_layer} 层之后"), f"[{d}]", _few(x)),
+        (Tr("token ids, <bos> first", "词元 id，<bos> 在最前"), f"[{len(ids)}]",
+         " ".join(map(str, ids[:8])) + (" ..." if len(ids) > 8 else "")),
+        (Tr(f"x, last position, after layer {cfg.n_layer}", f"x：最后一个位置，第 {cfg.n_layer} 层之后"),
+         f"[{d}]", _few(x)),
         (Tr("final RMSNorm: rms_norm(x) * g", "最终 RMSNorm：rms_norm(x) * g"), f"[{d}]", _few(xf)),
         (Tr(f"LM head: x @ W_head [{d}, {v}]", f"输出头：x @ W_head [{d}, {v}]"), f"[{v}]",
          Tr(f"max {z.max():+.2f}, min {z.min():+.2f}", f"最大 {z.max():+.2f}，最小 {z.min():+.2f}")),
@@ -330,7 +336,7 @@ def _tiny_head(prompt, run):
 
 register(View("tiny-head", Tr("The trained tiny Llama: final norm and LM head", "训练好的小 Llama：最终归一化与输出头"),
      (Param("prompt", "sentence", "the cat near the dogs", Tr("words so far", "已有的词")), _RUN),
-     _tiny_head, (ops.rms_norm, llama.forward)))
+     _tiny_head, (ops.rms_norm, *llama.CODE)))
 
 
 # --- the training objective -----------------------------------------------------------------------
@@ -357,7 +363,8 @@ def _tiny_loss(sentence, run):
         Fact("floor", Tr("the grammar's entropy floor, nats per token", "语法的熵下限（每词元奈特）"), floor, ".3f"),
         Fact("unseen", Tr("the model's mean loss on unseen sentences", "模型在未见过句子上的平均损失"),
              float(meta["loss_unseen"]), ".3f"),
-        Fact("above_floor", Tr("unseen loss above the floor", "未见句子损失高于下限"), float(meta["loss_unseen"]) - floor, ".3f"),
+        Fact("above_floor", Tr("unseen loss above the floor", "未见句子损失高于下限"),
+             float(meta["loss_unseen"]) - floor, ".3f"),
         Fact("below", Tr("this sentence's mean is below the floor", "这句话的平均损失低于下限"), mean < floor),
         Fact("first_sure", Tr("the first word is predicted with p > 0.99", "第一个词的预测概率超过 0.99"),
              bool(loss[0] < -math.log(0.99))),
@@ -369,7 +376,7 @@ def _tiny_loss(sentence, run):
 
 register(View("tiny-loss", Tr("The trained tiny Llama: the loss at each position", "训练好的小 Llama：每个位置的损失"),
      (Param("sentence", "sentence", "the cat near the dogs sits .", Tr("the sentence", "句子")), _RUN),
-     _tiny_loss, (ops.log_softmax, llama.forward)))
+     _tiny_loss, (ops.log_softmax, *llama.CODE)))
 
 
 if __name__ == "__main__":  # python -m engine.views.tokens: rewrite the shipped merges after editing a lesson

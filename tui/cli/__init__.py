@@ -82,11 +82,11 @@ def main(argv=None) -> int:
 def run() -> None:
     """The xf-tour command: main(), then the exit, at once when main() leaves nothing behind it.
 
-    Python's own shutdown frees numpy's modules and every object one by one: 34 ms of a 300 ms
-    `xf-tour print norm-stack` on the 2-core machine of bench/print_time.py, more than most views take to
-    compute. A command that ran no Textual app, left no other thread, registered nothing with atexit and
-    runs under no profiler or tracer has nothing left to do but flush its output, so it flushes and ends
-    there (os._exit). Anything else (the tour, serve) exits as usual."""
+    Python's own shutdown frees numpy's modules and every object one by one, which takes longer than most
+    views take to compute (measured in bench/; see bench/HISTORY.md). A command that ran no Textual app,
+    left no other thread, registered nothing with atexit and runs under no profiler or tracer has nothing
+    left to do but flush its output, so it flushes and ends there (os._exit). Anything else (the tour,
+    serve) exits as usual."""
     code = main() or 0
     if not _nothing_left():
         sys.exit(code)

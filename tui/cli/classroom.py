@@ -74,15 +74,16 @@ def cmd_add(args, lang) -> int:
     if os.geteuid() == 0 and not args.authorized_keys:  # the default would be root's own file
         raise UsageError("run as root, classroom add needs --authorized-keys naming the tour account's file: "
                          "without it, the learner would go into root's own and log in as root",
-                         "以 root 运行时，classroom add 需要用 --authorized-keys 指定导览账户的文件：否则学习者会被写进 "
-                         "root 自己的文件，以 root 身份登录")
+                         "以 root 运行时，classroom add 需要用 --authorized-keys 指定导览账户的文件："
+                         "否则学习者会被写进 root 自己的文件，以 root 身份登录")
     path = keys_path(args)  # as given: a link in it is refused, never followed
     line = forced_line(name, kind, text)
     with keys_folder(path, write=True) as folder:
         raw, lines, before = read_keys(folder, path)
         for other, _, _ in learners(lines):
             if other.lower() == name.lower():  # one folder per name even where case is folded (macOS)
-                raise UsageError(f"the name {other} is taken in {shown(path)}", f"名字 {other} 在 {shown(path)} 里已被使用")
+                raise UsageError(f"the name {other} is taken in {shown(path)}",
+                                 f"名字 {other} 在 {shown(path)} 里已被使用")
         for number, existing in enumerate(lines, 1):
             parsed = parse_line(existing)
             if parsed is not None and parsed[2] == blob:
@@ -164,7 +165,8 @@ def learner_rows(root: Path, lessons) -> list[dict]:
     except FileNotFoundError:
         return []
     except OSError as err:
-        raise UsageError(f"cannot read {shown(root)}: {err.strerror}", f"无法读取 {shown(root)}：{err.strerror}") from None
+        raise UsageError(f"cannot read {shown(root)}: {err.strerror}",
+                         f"无法读取 {shown(root)}：{err.strerror}") from None
     by_id = {x.id: x for x in lessons}
     rows = []
     for name, link in sorted(entries.items()):
@@ -232,7 +234,8 @@ def question_rows(rows, lessons) -> list[dict]:
     return sorted(out, key=lambda r: (r["miss_rate"] is None, -(r["miss_rate"] or 0)))
 
 
-PROBLEMS = {"missing": ("no progress saved yet", "还没有保存进度"), "broken": ("progress file is broken", "进度文件已损坏"),
+PROBLEMS = {"missing": ("no progress saved yet", "还没有保存进度"),
+            "broken": ("progress file is broken", "进度文件已损坏"),
             "unreadable": ("progress file cannot be read", "进度文件无法读取"),
             "symlink": ("folder is a symbolic link, not read", "文件夹是符号链接，未读取")}
 

@@ -13,10 +13,11 @@ made, root's own file, a file of a third account: each is refused, not worked ar
 import contextlib
 import errno
 import os
-import secrets
 import stat
 import time
 from pathlib import Path
+
+from engine.files import Swapped, write_atomic
 
 from .parser import UsageError
 
@@ -65,7 +66,8 @@ def missing(path: Path) -> UsageError:
 def linked(path: Path) -> UsageError:
     return UsageError(f"{shown(path)} is a symbolic link: classroom never follows one in the tour account's folder; "
                       "give the real path, or remove the link",
-                      f"{shown(path)} 是符号链接：classroom 不会跟随导览账户文件夹里的链接；请给出真实路径，或删除该链接")
+                      f"{shown(path)} 是符号链接：classroom 不会跟随导览账户文件夹里的链接；"
+                      "请给出真实路径，或删除该链接")
 
 
 def roots_own(path) -> UsageError:
@@ -317,14 +319,15 @@ def read_keys(folder_fd: int, path: Path, missing_ok: bool = True) -> tuple[byte
     finally:
         os.close(fd)
     if len(raw) > MAX_KEYS_FILE:
-        raise UsageError(f"{shown(path)} is too large to be authorized_keys", f"{shown(path)} 太大，不像是 authorized_keys")
+        raise UsageError(f"{shown(path)} is too large to be authorized_keys",
+                         f"{shown(path)} 太大，不像是 authorized_keys")
     return raw, raw.decode("utf-8", errors="replace").splitlines(), info
 
 
 def write_keys(folder_fd: int, path: Path, raw: bytes, line: str, old: os.stat_result | None) -> None:
-    """authorized_keys (`raw`, its bytes as they were; `old`, its stat) with `line` appended, replaced whole: a
-    new file in the folder, written, synced, given its owner and mode through its descriptor, then renamed over
-    the old one. A name swapped meanwhile is refused, never written through.
+    """authorized_keys (`raw`, its bytes as they were; `old`, its stat) with `line` appended, replaced whole
+    (engine.files.write_atomic): a new file in the folder, given its owner and mode through its descriptor,
+    written, synced, then renamed over the old one. A name swapped meanwhile is refused, never written through.
 
     The owner is the folder's, the account sshd reads the file as, and the mode 0600. In a folder root owns
     (AuthorizedKeysFile /etc/ssh/authorized_keys/%u, say) that is no account's: a file there keeps the owner and
@@ -336,54 +339,18 @@ def write_keys(folder_fd: int, path: Path, raw: bytes, line: str, old: os.stat_r
                          f"owns {shown(path.parent)}, nor to root: another account may have put it there; look at "
                          "it, then chown or remove it",
                          f"{shown(path)} 属于 {account(old.st_uid)}，既不属于 {shown(path.parent)} 的所有者 "
-                         f"{account(folder.st_uid)}，也不属于 root：可能是其他账户放在那里的；请先检查，再 chown 或删除它")
-    uid, gid, mode = ((old.st_uid, old.st_gid, stat.S_IMODE(old.st_mode) & 0o644) if old is not None and folder.st_uid == 0
-                      else (folder.st_uid, folder.st_gid, 0o600))
+                         f"{account(folder.st_uid)}，也不属于 root：可能是其他账户放在那里的；"
+                         "请先检查，再 chown 或删除它")
+    uid, gid, mode = ((old.st_uid, old.st_gid, stat.S_IMODE(old.st_mode) & 0o644)
+                      if old is not None and folder.st_uid == 0 else (folder.st_uid, folder.st_gid, 0o600))
     swapped = UsageError(f"{shown(path)} was swapped while it was written: another account writes in "
                          f"{shown(path.parent)}; look there before adding again",
                          f"{shown(path)} 在写入时被调包：有其他账户在写 {shown(path.parent)}；请先检查那里再添加")
-    fd = tmp = None
     try:
-        fd, tmp = create(folder_fd, path.name)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-        os.fchmod(fd, mode)
-        if os.geteuid() == 0:
-            os.fchown(fd, uid, gid)
-        if not same(os.stat(tmp, dir_fd=folder_fd, follow_symlinks=False), os.fstat(fd)):
-            raise swapped
-        os.replace(tmp, path.name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
-        tmp = None
-        now = os.stat(path.name, dir_fd=folder_fd, follow_symlinks=False)
-        if not same(now, os.fstat(fd)):  # swapped between the check and the rename: a link is taken away
-            if stat.S_ISLNK(now.st_mode):
-                os.unlink(path.name, dir_fd=folder_fd)
-            raise swapped
-        with contextlib.suppress(OSError):  # the rename on disk too, where the file system can say so
-            os.fsync(folder_fd)
+        write_atomic(path.name, data, mode, owner=(uid, gid) if os.geteuid() == 0 else None, dir_fd=folder_fd,
+                     verify=True)
+    except Swapped:
+        raise swapped from None
     except OSError as err:
-        raise UsageError(f"cannot write {shown(path)}: {err.strerror}", f"无法写入 {shown(path)}：{err.strerror}") from None
-    finally:
-        if fd is not None:
-            os.close(fd)
-        if tmp is not None:  # never followed: whatever now has that name goes, and nothing it points to
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=folder_fd)
-
-
-def create(folder_fd: int, name: str) -> tuple[int, str]:
-    """A new file .NAME-XXXXXXXX.tmp, 0600, in the folder: made here (O_EXCL), never a name already there."""
-    for _ in range(100):
-        tmp = f".{name}-{secrets.token_hex(4)}.tmp"
-        try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600, dir_fd=folder_fd), tmp
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no free temporary name", name)
-
-
-def same(a: os.stat_result, b: os.stat_result) -> bool:
-    """Whether two stats are of one file."""
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+        raise UsageError(f"cannot write {shown(path)}: {err.strerror}",
+                         f"无法写入 {shown(path)}：{err.strerror}") from None

@@ -38,8 +38,8 @@ def checked():
     """The cache of the learner's lesson files that passed the deep check, in the state folder."""
     from lessons.check import CACHE_NAME, Checked
 
-    from ..state import state_dir
     from ..quiz_check import question_errors
+    from ..state import state_dir
     return Checked(state_dir() / CACHE_NAME, more=question_errors, code=(Path(__file__).resolve().parent.parent,))
 
 

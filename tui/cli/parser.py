@@ -5,7 +5,8 @@ from types import SimpleNamespace
 from ..i18n import LANGS
 
 PROG = "xf-tour"
-TOUR_OPTIONS = ("--lang", "--lesson", "--lessons", "--learner", "--weights")  # what a plain `xf-tour` takes; tour_args() reads them
+# what a plain `xf-tour` takes; tour_args() reads them
+TOUR_OPTIONS = ("--lang", "--lesson", "--lessons", "--learner", "--weights")
 
 
 def lang_in(argv) -> str | None:
@@ -77,8 +78,8 @@ def print_args(argv) -> SimpleNamespace | None:
         else:
             return None
         closed = bool(views)
-    return SimpleNamespace(lesson=None, learner=None, weights=None, command="print", views=views, set=[], json="--json" in flags,
-                           plot="--plot" in flags, answers=False, run="printout:cmd_print",
+    return SimpleNamespace(lesson=None, learner=None, weights=None, command="print", views=views, set=[],
+                           json="--json" in flags, plot="--plot" in flags, answers=False, run="printout:cmd_print",
                            **({"lang": lang} if lang else {}))
 
 
@@ -134,12 +135,14 @@ def build_parser(lang: str):
                       help=t("also draw the charts, in ASCII and braille without colour (screen readers: leave it off)",
                              "同时画出图表：ASCII 和盲文点字符，不带颜色（用读屏软件时请别加）"))
     show.add_argument("--answers", action="store_true",
-                      help=t("with --lesson: give each question's answer and why", "与 --lesson 同用：给出每道题的答案和原因"))
+                      help=t("with --lesson: give each question's answer and why",
+                             "与 --lesson 同用：给出每道题的答案和原因"))
     show.add_argument("--weights", metavar="FILE.npz", default=argparse.SUPPRESS, help=weights_help)
     show.set_defaults(run="printout:cmd_print")
 
-    quiz = sub.add_parser("quiz", parents=[common], help=t("the lessons' questions, each with the answer the engine gives",
-                                                            "列出课程里的题目，以及引擎算出的答案"))
+    quiz = sub.add_parser("quiz", parents=[common],
+                          help=t("the lessons' questions, each with the answer the engine gives",
+                                 "列出课程里的题目，以及引擎算出的答案"))
     quiz.add_argument("--lesson", metavar="ID", help=t("only this lesson's questions", "只列这一课的题目"))
     quiz.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                       help=t("ask at this setting instead of the step's own, e.g. --set d=64",
@@ -175,11 +178,14 @@ def build_parser(lang: str):
     train.add_argument("--config", default="main", choices=("small", "main", "big"),
                        help=t("model size (default: main, the shipped one)", "模型大小（默认 main，即随附的那个）"))
     train.add_argument("--seed", default="0", metavar="N", help=t("random seed (default 0)", "随机种子（默认 0）"))
-    train.add_argument("--steps", metavar="N", help=t("training steps (default: the config's)", "训练步数（默认按配置）"))
-    train.add_argument("--lr", metavar="X", help=t("peak learning rate (default: the config's)", "峰值学习率（默认按配置）"))
+    train.add_argument("--steps", metavar="N",
+                       help=t("training steps (default: the config's)", "训练步数（默认按配置）"))
+    train.add_argument("--lr", metavar="X",
+                       help=t("peak learning rate (default: the config's)", "峰值学习率（默认按配置）"))
     train.add_argument("--out", metavar="FILE", help=t("where to write the weights, a name ending in .npz "
                                                        "(default: tiny-CONFIG.npz here)",
-                                                       "权重写到哪里，文件名须以 .npz 结尾（默认：当前目录下的 tiny-CONFIG.npz）"))
+                                                       "权重写到哪里，文件名须以 .npz 结尾"
+                                                       "（默认：当前目录下的 tiny-CONFIG.npz）"))
     train.add_argument("--force", action="store_true", help=t("replace the file at --out if there is one",
                                                               "--out 处已有文件时替换它"))
     train.add_argument("--json", action="store_true", help=t("end with one JSON object of the results",
@@ -192,9 +198,9 @@ def build_parser(lang: str):
     actions = classroom.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser, required=True)
     add = actions.add_parser("add", parents=[common], help=t("let a learner in: one line in authorized_keys",
                                                              "让一位学习者登录：在 authorized_keys 里加一行"))
-    add.add_argument("name", metavar="NAME", help=t("the learner's name: ASCII letters, digits, _ and -, starting "
-                                                    "with a letter, at most 32", "学习者的名字：ASCII 字母、数字、_ 和 -，"
-                                                    "以字母开头，最多 32 个字符"))
+    add.add_argument("name", metavar="NAME",
+                     help=t("the learner's name: ASCII letters, digits, _ and -, starting with a letter, at most 32",
+                            "学习者的名字：ASCII 字母、数字、_ 和 -，以字母开头，最多 32 个字符"))
     add.add_argument("pubkey", metavar="PUBKEY_FILE", help=t("the learner's public key (a .pub file)",
                                                              "学习者的公钥（.pub 文件）"))
     keys_help = t("the tour account's authorized_keys (default: ~/.ssh/authorized_keys)",
@@ -228,7 +234,8 @@ def config_flags(parser, t) -> None:
     for flag, en, zh in (("--layers", "number of layers", "层数"), ("--hidden", "d_model", "隐藏维度"),
                          ("--heads", "query heads", "查询头数"), ("--kv-heads", "key/value heads (default: heads)",
                                                                  "键值头数（默认等于头数）"),
-                         ("--head-dim", "width of one head (default: hidden / heads)", "每头维度（默认 隐藏维度/头数）"),
+                         ("--head-dim", "width of one head (default: hidden / heads)",
+                          "每头维度（默认 隐藏维度/头数）"),
                          ("--ffn", "FFN hidden width", "前馈中间维度"), ("--vocab", "vocabulary size", "词表大小")):
         parser.add_argument(flag, metavar="N", help=t(en, zh))
     parser.add_argument("--tied", action="store_true", help=t("the output head shares the embedding",

@@ -70,5 +70,6 @@ def _emit(results, as_json, lang, plot=False) -> int:
 
     from ..plain import render_result, write
     write(lambda out: Group(*[part for i, (v, r) in enumerate(results)
-                              for part in ([Text("")] if i else []) + [render_result(r, v.title(lang), lang, out.width, plot)]]))
+                              for part in ([Text("")] if i else [])
+                              + [render_result(r, v.title(lang), lang, out.width, plot)]]))
     return 0

@@ -134,7 +134,8 @@ def question_lines(posed, lang: str, answers: bool = False) -> list[str]:
     if q.kind != "number":
         lines.append("   ".join(f"{letter}) {option(lang)}" for letter, option in zip(LETTERS, posed.options)))
     if answers:
-        lines += [("答案：" if lang == "zh" else "Answer: ") + figures(posed, lang), fill(q.why(lang), posed.after, lang)]
+        lines += [("答案：" if lang == "zh" else "Answer: ") + figures(posed, lang),
+                  fill(q.why(lang), posed.after, lang)]
     return lines
 
 

@@ -191,7 +191,8 @@ def read_pubkey(path: str) -> tuple[str, str, bytes]:
                "size": ("its size is not one OpenSSH accepts (RSA: 1,024 to 16,384 bits)",
                         "密钥长度不在 OpenSSH 接受的范围内（RSA：1024 到 16384 位）")}.get(
             str(err), (f"its data is not a well-formed {words[0]} key", f"数据不是格式正确的 {words[0]} 密钥"))
-        raise UsageError(f"{where}: not a valid {words[0]} key: {why[0]}", f"{where}：不是有效的 {words[0]} 密钥：{why[1]}")
+        raise UsageError(f"{where}: not a valid {words[0]} key: {why[0]}",
+                         f"{where}：不是有效的 {words[0]} 密钥：{why[1]}")
     return words[0], words[1], blob
 
 

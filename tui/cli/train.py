@@ -18,9 +18,9 @@ def cmd_train(args, lang) -> int:
     from pathlib import Path
 
     from engine import tiny
+    from engine.views import Param, Tr
 
     from ..training import steady_heap
-    from engine.views import Param, Tr
 
     cfg = tiny.CONFIGS[args.config]
     seed = Param("--seed", "int", None, Tr("", ""), 0, 2**32 - 1).parse(args.seed)

@@ -10,15 +10,14 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Input, Label, Static
 
 from engine import sizing
+from engine.sizing import SOURCES
 
 from ..format import format_value, human_bytes, short_count, wrap_text
 from ..i18n import t
 from ..plain import PLAIN
-from ..widgets.flat import flatten
 from ..widgets.field import Field
+from ..widgets.flat import flatten
 from ..widgets.keybar import KeyBar
-from engine.sizing import SOURCES
-
 from ..workbench import FIELDS, Workbench
 from . import ClosesOnce
 
@@ -203,8 +202,9 @@ class CalcScreen(ClosesOnce, Screen):
     def _items(self, s, lang, style):
         items, L, total = s.report["items"], s.cfg.n_layer, s.report["total"]
         pinned = self.bench.pinned
-        table = Table(box=PLAIN, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True, header_style="bold",
-                      style=style, title=t("calc_items", lang), title_justify="left", title_style="bold")
+        table = Table(box=PLAIN, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
+                      header_style="bold", style=style, title=t("calc_items", lang), title_justify="left",
+                      title_style="bold")
         table.add_column(t("calc_part", lang))
         if pinned is None:
             table.add_column(t("calc_one_layer", lang), justify="right")
@@ -256,8 +256,8 @@ class CalcScreen(ClosesOnce, Screen):
     def _chart(self, s, lang, style):
         rows = s.chart()
         top = max(r[2] for r in rows) or 1  # bars for this model: the longest context fills the bar
-        table = Table(box=PLAIN, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True, header_style="bold",
-                      style=style, title=t("calc_chart", lang, batch=s.batch, c=s.cache_dtype),
+        table = Table(box=PLAIN, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
+                      header_style="bold", style=style, title=t("calc_chart", lang, batch=s.batch, c=s.cache_dtype),
                       title_justify="left", title_style="bold")
         table.add_column(t("calc_context", lang), justify="right")
         table.add_column("MHA", justify="right")

@@ -1,6 +1,8 @@
 """Code: the source of the engine functions behind the current table, highlighted, shapes and all."""
 
+import ast
 import inspect
+import textwrap
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -21,9 +23,38 @@ def functions(view_id: str) -> list:
     return [f() if getattr(f, "lazy", False) else f for f in VIEWS[view_id].sources]
 
 
-def sources(view_id: str) -> str:
-    """The source text of every engine function a view names, one after another."""
-    return "\n\n".join(inspect.getsource(f).rstrip() for f in functions(view_id))
+def sources(view_id: str, folded: str | None = None) -> str:
+    """The source text of every engine function a view names, one after another; given a note, with the
+    argument checks of each folded into one comment line that says so (fold_checks)."""
+    texts = (inspect.getsource(f).rstrip() for f in functions(view_id))
+    return "\n\n".join(texts if folded is None else (fold_checks(text, folded) for text in texts))
+
+
+def fold_checks(source: str, note: str) -> str:
+    """A function's source with its plumbing left out: each statement that only checks its arguments (a
+    check_bytes(...) call, or an `if ...: raise ...` with nothing else in it) gives way to one comment line,
+    `# note`, at its indentation; checks that follow one another share that line."""
+    lines = source.splitlines()
+    folded = set()
+    for node in ast.walk(ast.parse(textwrap.dedent(source))):
+        if _is_check(node):
+            folded.update(range(node.lineno - 1, node.end_lineno))
+    out, last = [], None
+    for i, line in enumerate(lines):
+        if i not in folded:
+            out.append(line)
+        elif last != i - 1:
+            out.append(line[:len(line) - len(line.lstrip())] + "# " + note)
+        last = i if i in folded else last
+    return "\n".join(out)
+
+
+def _is_check(node) -> bool:
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        f = node.value.func
+        return (f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)) == "check_bytes"
+    return (isinstance(node, ast.If) and not node.orelse
+            and all(isinstance(stmt, ast.Raise) for stmt in node.body))
 
 
 MARK = " \\"  # ends a code line broken in two, as Python's own continuation: the next piece is the same line
@@ -87,7 +118,8 @@ class CodeScreen(ClosesOnce, ModalScreen):
             yield Static(self._code(code_width(self.app.size.width)), id="code")
 
     def _code(self, width: int) -> Syntax:
-        return Syntax(wrap_code(sources(self.app.tour.step.view), width), "python", theme="ansi_dark",
+        folded = t("code_folded", self.app.tour.lang)
+        return Syntax(wrap_code(sources(self.app.tour.step.view, folded), width), "python", theme="ansi_dark",
                       line_numbers=False)
 
     def on_mount(self) -> None:

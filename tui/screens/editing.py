@@ -1,8 +1,9 @@
 """The learner's own input on the lesson screen: `e` opens one line in place of the message lines, where a
 setting is typed as name=value (`d=300`, `prompt=50000`), or, on a step whose view reads a sentence or a
-text (the tiny model's prompt, a BPE view's text), the sentence or text itself. Enter applies it and marks what changed, as a key does; Esc closes the line unchanged. What
-is typed is data: it is checked by the view's own parameter (the range of a number, the tiny grammar's words)
-and never parsed as markup; a control character is refused, and the line holds at most MAX_TYPED characters.
+text (the tiny model's prompt, a BPE view's text), the sentence or text itself. Enter applies it and marks
+what changed, as a key does; Esc closes the line unchanged. What is typed is data: it is checked by the
+view's own parameter (the range of a number, the tiny grammar's words) and never parsed as markup; a control
+character is refused, and the line holds at most MAX_TYPED characters.
 """
 
 import difflib

@@ -3,10 +3,10 @@ experiments, and the marks that show what the last key changed."""
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual import work
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget

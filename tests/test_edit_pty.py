@@ -3,7 +3,10 @@ in range applied and marked, a word the tiny model does not know refused with th
 whole line arriving in one burst (a fast typist, a terminal without bracketed paste) taken whole, though keys
 are otherwise bounded at 16 on their way (tui/keys.py); each apply repaints under 6 KB."""
 
-from test_hangup import FIRST, START_S, terminals
+import pytest
+from helpers.pty import FIRST, START_S, terminals
+
+pytestmark = pytest.mark.slow  # the tour on a pty
 
 MAX_BYTES_PER_KEY = 6 * 1024
 

@@ -3,7 +3,10 @@ the reveal drawn, the answer kept; and each of those keys repaints only the line
 
 import json
 
-from test_hangup import START_S, terminals
+import pytest
+from helpers.pty import START_S, terminals
+
+pytestmark = pytest.mark.slow  # the tour on a pty
 
 SCALED = "Scaled beside unscaled"  # the attention lesson's fifth step, which asks before key 1
 MAX_BYTES_PER_KEY = 6 * 1024
@@ -11,8 +14,8 @@ MAX_BYTES_PER_KEY = 6 * 1024
 
 def test_a_question_over_a_pty_is_asked_answered_and_kept(tmp_path):
     from lessons.loader import load_lessons
-    from tui.tour import Tour
     from tui.state import Progress
+    from tui.tour import Tour
 
     lessons, _ = load_lessons()
     tour = Tour(lessons, Progress(), "en")

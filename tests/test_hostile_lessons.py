@@ -7,13 +7,13 @@ import re
 import shutil
 
 import pytest
+from helpers.cli import run_cli
+from helpers.lessons import plain
+from helpers.screen import screen_text
 
-from conftest import run_cli
 from engine.views import Tr
 from lessons import loader
 from lessons.loader import SHIPPED, load_lessons, parse_lesson
-from test_app import screen_text
-from test_lessons import plain
 from tui.app import make_app
 
 # The title: clear the screen, set the window title, and hide a link to /etc/passwd.
@@ -51,7 +51,8 @@ def top(line):
 
 
 ATTACKED = toml_string(ATTACK)[:-1]  # the opening quote and the attack, for a title to go on
-NO_STEPS = (lambda t: re.sub(r"\n\[\[steps\]\].*?(?=\n\[\[experiments\]\])", "", t, count=1, flags=re.S)
+def NO_STEPS(t):  # a lesson whose [[steps]] tables are gone and whose steps is a list of the wrong things
+    return (re.sub(r"\n\[\[steps\]\].*?(?=\n\[\[experiments\]\])", "", t, count=1, flags=re.S)
             .replace("order = 3\n", 'order = 3\nsteps = [1, 2, "x"]\n', 1))
 
 REFUSALS = {

@@ -1,5 +1,6 @@
-"""Lessons 6-8 after an expert review: causal prefill counts, MHA/MQA weights beside the cache, int4 with its scales,
-the decode ceiling with the KV cache read, and contexts beyond what a model was trained for.
+"""The figures of lessons 6-8 (params, kvcache, context): causal prefill counts, MHA/MQA weights beside the
+cache, int4 with its scales, the decode ceiling with the KV cache read, and contexts beyond what a model was
+trained for.
 
 Every expected figure is recomputed here with plain integer arithmetic from the model card, not with
 the engine's own functions."""

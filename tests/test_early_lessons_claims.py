@@ -1,4 +1,6 @@
-"""Lessons 01-05 after an expert review: the figures the fixes added, recomputed by hand; the wrong claims gone."""
+"""What lessons 01-05 claim: their figures (RoPE wavelengths and reach, SiLU's dip, heads that tile d_model, the
+residual's shape, the lens on the tiny model) recomputed by hand, claims an expert review found wrong kept out,
+and the Chinese text spaced around its placeholders."""
 
 import math
 import re

@@ -1,4 +1,5 @@
-"""Training on two cores: a forked helper process computes part of each step's gradient.
+"""A helper process for training: forked once, it computes part of each step's gradient (and every other chunk
+of an evaluation) while the trainer computes the rest, so that training uses a second core.
 
 engine/tiny.py's train() uses it through batch_grads() and evaluate(); everything here is plain processes
 and shared memory, with the work itself passed in as functions (so this module needs nothing from tiny.py).
@@ -94,10 +95,8 @@ def alternate(helper: "Helper | None", job: str, args: list[tuple], local) -> li
 
 class Helper:
     """A forked process that does part of training's work while this one does the rest, so that training
-    uses two cores: the second part of each batch's gradient, and every other chunk of an evaluation.
-    Measured on a 2-core machine, a step of the main config: 4.4 ms with parts() and shared prefixes
-    (llama.Prefixes); before prefixes, 5.7 ms with parts(), 6.3 ms with untrimmed halves, and in one
-    process 8.9 ms with two BLAS threads and 11.2 ms with one.
+    uses two cores: the second part of each batch's gradient, and every other chunk of an evaluation
+    (what it saves is measured in bench/train_time.py; bench/HISTORY.md keeps the figures).
 
     Before the fork, Adam's buffer (the weights) and this helper's gradient buffer are made in shared memory:
     the helper reads each update of the weights and writes a part's gradient there, flat in Adam's order.

@@ -1,0 +1,9 @@
+"""Marks the test modules share (the `slow` mark itself is declared in pyproject.toml)."""
+
+import pytest
+
+# The tests that bound a child process's wall-clock time (a tour on a pty gone within 1 s of a hang-up, a serve
+# session within 2 s, an escape delay read off the clock) run one at a time under pytest-xdist: with
+# --dist loadgroup (pyproject.toml's addopts) every test of this group goes to the same worker, in turn, so no
+# two of them start a tour at once on the two cores. Without xdist the mark does nothing.
+WALL_CLOCK = pytest.mark.xdist_group("wall_clock")
