@@ -14,7 +14,7 @@ from lessons.loader import load_lessons
 from tui.app import make_app
 from tui.screens.overview import EndScreen, OverviewScreen, rows, tour_line
 from tui.state import Progress
-from tui.tour import Tour
+from tui.tour_state import Tour
 
 
 def lines_of(screen) -> list[str]:

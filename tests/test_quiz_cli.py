@@ -281,7 +281,7 @@ def test_every_shipped_answer_recomputes_from_print(capsys):
 
 def test_every_shipped_answer_is_the_one_the_tour_gives_when_first_met(capsys):
     """No --set: the settings of Tour.pose_first, the recap's and print --lesson's."""
-    from tui.tour import Tour
+    from tui.tour_state import Tour
 
     lessons, _ = load_lessons()
     by = {(q["lesson"], q["id"]): q for q in quiz(capsys)}

@@ -235,7 +235,7 @@ def test_a_progress_file_of_100000_steps_loads_moves_and_saves_at_once_and_reads
     the tour has are kept only if the lesson has them; a lesson it lacks is dropped when it would not fit."""
     from lessons.loader import load_lessons
     from tui.state import _parse
-    from tui.tour import Tour
+    from tui.tour_state import Tour
 
     big_progress(tmp_path, lesson)
     lessons, _ = load_lessons()
@@ -253,7 +253,7 @@ def test_a_progress_file_of_100000_steps_loads_moves_and_saves_at_once_and_reads
 
 def test_a_save_that_would_not_fit_leaves_out_the_lessons_the_tour_does_not_run_on(tmp_path):
     from lessons.loader import load_lessons
-    from tui.tour import Tour
+    from tui.tour_state import Tour
 
     progress = Progress(visited={f"{'z' * 400_000}{i}": ["s"] for i in range(3)})
     tour = Tour(load_lessons()[0], progress, "en")

@@ -19,7 +19,7 @@ from .keys import KeyGate, bounded_resize, gated
 from .palette import LessonCommands, Palette
 from .screens.lesson import LessonScreen
 from .state import Store
-from .tour import Tour
+from .tour_state import Tour
 
 
 class KeysReleased(Message):
@@ -96,7 +96,7 @@ class XfTourApp(App):
         """Keep what the step on screen computes at its own settings: a start may open on it (recall)."""
         if self.results is None:
             return
-        from .tour import is_cached, run_view
+        from .tour_state import is_cached, run_view
 
         for view, settings in self.tour.own_runs():
             if is_cached(view, settings):

@@ -13,7 +13,7 @@ def fit_problems(lessons, width: int = MIN_WIDTH, height: int = MIN_HEIGHT, only
     from lessons.loader import LANGS, LessonError
 
     from .state import Progress
-    from .tour import Tour
+    from .tour_state import Tour
 
     errors, seen = [], set()
 

@@ -154,7 +154,7 @@ def learner_rows(root: Path, lessons) -> list[dict]:
     """One row per learner folder under `root` (the LEARNERS folder): read, never written. A learner folder
     that is a link is a row that says so, unread, as the tour refuses it; a LEARNERS that is a link, refused."""
     from ..state import FILE_NAME, LEARNER_NAME, Store
-    from ..tour import RECAP
+    from ..tour_state import RECAP
     from .tour import linked_folder
 
     if root.is_symlink():

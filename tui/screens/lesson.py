@@ -253,7 +253,7 @@ class LessonScreen(Asking, Editing, Screen):
         cache, then draw. Never the tour itself: the learner may have moved on meanwhile, to a recap even."""
         from textual.worker import get_current_worker
 
-        from ..tour import run_view
+        from ..tour_state import run_view
 
         run_view(view_id, settings)
         if not get_current_worker().is_cancelled:
