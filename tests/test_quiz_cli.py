@@ -8,7 +8,7 @@ from rich.cells import cell_len
 
 from lessons.loader import load_lessons
 from tui.cli import main
-from tui.state import Progress, Store, learner_dir
+from tui.progress import Progress, Store, learner_dir
 
 # A lesson of our own, so that nothing here depends on how many questions the shipped lessons ask: one question
 # of each kind, on two views that compute in milliseconds.

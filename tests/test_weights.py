@@ -18,7 +18,7 @@ from engine.views import run_view, tiny as tiny_views
 from lessons.loader import SHIPPED, load_lessons
 from tui import page
 from tui.app import make_app
-from tui.state import Progress
+from tui.progress import Progress
 from tui.tour_state import YOURS, Tour
 
 SEED1 = tiny.RUNS["seed1"]

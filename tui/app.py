@@ -17,8 +17,8 @@ from .heat import mode_for
 from .i18n import default_lang, t
 from .keys import KeyGate, bounded_resize, gated
 from .palette import LessonCommands, Palette
+from .progress import Store
 from .screens.lesson import LessonScreen
-from .state import Store
 from .tour_state import Tour
 
 

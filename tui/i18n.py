@@ -133,7 +133,7 @@ TEXTS = {
                      "按键来得比导览处理得快：丢掉了 {n} 个。"),
     "too_small": ("xf-tour needs a window of at least 80 x 24. This one is {w} x {h}: please make it larger.",
                   "xf-tour 需要至少 80 x 24 的窗口，现在是 {w} x {h}，请把窗口调大。"),
-    # progress notices: one line of at most 78 cells each (tests/test_state.py measures them)
+    # progress notices: one line of at most 78 cells each (tests/test_progress.py measures them)
     "progress_corrupt": ("Fresh start: damaged progress kept as {name}.",
                          "进度文件已损坏，另存为 {name}，导览从头开始。"),
     "progress_corrupt_kept": ("Damaged progress.json cannot be moved aside: fresh start, without saving.",
