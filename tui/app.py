@@ -77,8 +77,8 @@ class XfTourApp(App):
 
     def on_mount(self) -> None:
         if self._bench is not None:  # xf-tour calc: the workbench on its own
-            from .screens.calc import CalcScreen
-            self.push_screen(CalcScreen(self._bench, standalone=True))
+            from .screens.workbench import WorkbenchScreen
+            self.push_screen(WorkbenchScreen(self._bench, standalone=True))
             return
         self.call_after_refresh(self._confirm_results)  # numpy loads after the first frame, if it can
         self.call_after_refresh(self._first_save)  # the first frame need not wait for the disk
@@ -336,12 +336,12 @@ class XfTourApp(App):
 
     def open_workbench(self, **fields) -> None:
         """Open the sizing workbench over the tour, seeded with a model's fields."""
-        from .screens.calc import CalcScreen
+        from .screens.workbench import WorkbenchScreen
         from .workbench import Workbench
 
-        if not any(type(s).__name__ == "CalcScreen" for s in self.screen_stack):
+        if not any(type(s).__name__ == "WorkbenchScreen" for s in self.screen_stack):
             self.hold_keys()
-            self.push_screen(CalcScreen(Workbench.start(**fields)))
+            self.push_screen(WorkbenchScreen(Workbench.start(**fields)))
 
     # --- keys typed while a screen is built -------------------------------------------------
     # A key reaches the app twice: first it is forwarded to the focused widget, then it bubbles back and
