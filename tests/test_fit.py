@@ -279,8 +279,8 @@ def test_the_training_panel_fits_80_columns_at_its_widest(lang, tmp_path):
     curve = {"loss": [[s, 10.0 - s / 100] for s in range(20, cfg.steps + 1, 20)],  # a whole run's curves
              "spread": [[s, 1.0 + s / 100] for s in range(0, cfg.steps + 1, 100)]}
     reading = {"agr": "1.000", "spread": "10.00", "curve": curve}
-    running = app._training_lines(cfg, reading, step=cfg.steps, loss=10.0, left=999.0)
-    done = app._training_lines(cfg, reading, step=cfg.steps, loss=10.0)[:2]
+    running = app.training.lines(cfg, reading, step=cfg.steps, loss=10.0, left=999.0)
+    done = app.training.lines(cfg, reading, step=cfg.steps, loss=10.0)[:2]
     ends = [t(key, lang, s=999.0, key="4") for key in ("training_done", "training_stopped")]
     for line in [t("training_start", lang), *running, *done, *ends]:
         text = getattr(line, "plain", line)
