@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.term import PY, TARGETS, new_session, screen, tmux, wait_quiet  # noqa: E402  (after the path is set)
 from lessons.loader import applies, load_lessons  # noqa: E402
-from tui.tour import SLOW_VIEWS  # noqa: E402  (computed in a worker: the walk waits longer for the result)
+from tui.tour_state import SLOW_VIEWS  # noqa: E402  (computed in a worker: the walk waits longer for the result)
 
 
 def bare(presses: int = 20, quiet: float = 0.3) -> list[dict]:

@@ -154,7 +154,7 @@ def toml_data(data: dict) -> dict:
 
 class Results:
     """What the steps a tour opened on, or quit at, computed, by view and settings: the next start draws its
-    first frame from them without importing numpy, and computes them again right after (tui.tour.Tour.recall).
+    first frame from them without importing numpy, and computes them again right after (tui.tour_state.Tour.recall).
     Each keeps the names of its view's settings and whether the view names engine code, which the footer
     needs before the view is imported."""
 

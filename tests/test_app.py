@@ -330,21 +330,21 @@ async def test_live_training_runs_in_the_background_and_can_be_stopped(state, mo
     async with app.run_test(size=(80, 24)) as pilot:
         screen, here = await at_trained_heads(app, pilot)
         screen.action_experiment("4")  # as the key does; Pilot's press would wait for the worker to finish
-        assert app.training_running()
+        assert app.training.running
         await pilot.pause(0.3)
         assert "Training big" in plain(screen.query_one("#page").content)
         app.open_lesson("heads", 0)  # the tour answers while the model trains
         screen.action_experiment("1")
-        assert "heads=8" in settings(app) and app.training_running()
+        assert "heads=8" in settings(app) and app.training.running
         assert "Training big" not in plain(screen.query_one("#page").content)  # the panel stays on its step
         screen.action_experiment("4")
-        assert "works on the step that shows the trained heads" in screen_text(app) and app.training_running()
+        assert "works on the step that shows the trained heads" in screen_text(app) and app.training.running
         app.open_lesson("heads", here)
         screen.action_experiment("4")  # stop
         await app.workers.wait_for_complete()
         await pilot.pause()
         tables = plain(screen.query_one("#page").content)
-        assert not app.training_running() and "Stopped" in tables and "untouched" in tables
+        assert not app.training.running and "Stopped" in tables and "untouched" in tables
         assert body_fits(app)[0]
         await pilot.press("4")  # close the panel
         assert "Stopped" not in plain(screen.query_one("#page").content)

@@ -270,7 +270,7 @@ def shown(app) -> list:
 def test_a_start_draws_its_first_frame_from_what_the_last_start_kept(state, monkeypatch):
     """The command line keeps what the step it quits at computed; the next start opening there draws its first
     frame from that, before numpy loads, and shows the same screen."""
-    from tui.tour import Tour
+    from tui.tour_state import Tour
     recalled, screens, recall = [], [], Tour.recall
     monkeypatch.setattr(Tour, "recall", lambda self, results: recalled.append(recall(self, results)) or recalled[-1])
 
@@ -354,9 +354,9 @@ async def test_a_slow_view_done_after_its_step_was_left_is_dropped_and_the_tour_
     its result must not be drawn on the recap. The step computed is remembered: n shows it at once."""
     import threading
 
-    from tui import tour as tour_module
+    from tui import tour_state
 
-    gate, real = threading.Event(), tour_module.run_view
+    gate, real = threading.Event(), tour_state.run_view
 
     def held(view_id, settings):  # the slow view waits for the test; a view on the UI thread never does
         if threading.current_thread() is not threading.main_thread():
@@ -368,8 +368,8 @@ async def test_a_slow_view_done_after_its_step_was_left_is_dropped_and_the_tour_
             assert gate.wait(30)
         return self.app.tour
 
-    monkeypatch.setattr(tour_module, "_CACHE", {})  # the BPE view not computed yet in this process
-    monkeypatch.setattr(tour_module, "run_view", held)
+    monkeypatch.setattr(tour_state, "_CACHE", {})  # the BPE view not computed yet in this process
+    monkeypatch.setattr(tour_state, "run_view", held)
     monkeypatch.setattr(LessonScreen, "tour", property(tour))
     app = make_app(lang="en", lesson="rmsnorm", state_dir=state)
     async with app.run_test(size=(80, 24)) as pilot:

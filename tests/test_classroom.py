@@ -13,7 +13,7 @@ import pytest
 from helpers.cli import ROOT, run_cli
 
 from tui.cli.parser import tour_args
-from tui.state import Progress, Store, learner_dir
+from tui.progress import Progress, Store, learner_dir
 
 BAD_NAMES = ["", ".", "..", "../x", "a/b", "a\\b", "/etc", "1abc", "-a", "_a", "a.b", "a b", "a\nb", "é", "ａ",
              "a" * 33, "~root", "a:b"]

@@ -18,7 +18,7 @@ import pytest
 from helpers.classroom import NOBODY, ROOT_ONLY, add, as_nobody, keygen, one_line_error
 from helpers.cli import run_cli
 
-from tui.state import Progress, Store, learner_dir
+from tui.progress import Progress, Store, learner_dir
 
 UNSAFE = ("\x1b", "\x07", "\x9b", "\u202e")  # ESC, BEL, the one-byte CSI, a bidi override
 

@@ -102,8 +102,8 @@ async def test_the_message_line_shows_the_headline_figure_before_and_after(tmp_p
 
 
 async def test_after_computing_the_message_shows_the_last_press(tmp_path):
-    from tui import tour as tour_module
-    tour_module._CACHE.clear()
+    from tui import tour_state
+    tour_state._CACHE.clear()
     app = make_app(lang="en", lesson="tokens", state_dir=tmp_path)
     async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
         lesson = app.tour.lesson
@@ -126,7 +126,7 @@ async def test_the_slow_views_are_computed_off_the_ui_thread(tmp_path, monkeypat
 
     from engine.records import replace
     from engine.views import VIEWS, get_view
-    from tui import tour as tour_module
+    from tui import tour_state
 
     threads = []
     slow = get_view("bpe")
@@ -136,7 +136,7 @@ async def test_the_slow_views_are_computed_off_the_ui_thread(tmp_path, monkeypat
         return slow.compute(**kw)
 
     monkeypatch.setitem(VIEWS, "bpe", replace(slow, compute=compute))
-    tour_module._CACHE.clear()
+    tour_state._CACHE.clear()
     app = make_app(lang="en", lesson="tokens", state_dir=tmp_path)
     async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
         lesson = app.tour.lesson
@@ -150,7 +150,7 @@ async def test_the_slow_views_are_computed_off_the_ui_thread(tmp_path, monkeypat
         message = app.lesson_screen().query_one("#message").content.plain
         assert message.startswith(f"[{merges.key}] merges 0 -> {merges.values[1]}"), message
     assert threads and not any(threads), threads
-    tour_module._CACHE.clear()
+    tour_state._CACHE.clear()
 
 
 async def test_a_notice_does_not_follow_the_learner_to_the_next_step(tmp_path):
@@ -279,8 +279,8 @@ def test_the_training_panel_fits_80_columns_at_its_widest(lang, tmp_path):
     curve = {"loss": [[s, 10.0 - s / 100] for s in range(20, cfg.steps + 1, 20)],  # a whole run's curves
              "spread": [[s, 1.0 + s / 100] for s in range(0, cfg.steps + 1, 100)]}
     reading = {"agr": "1.000", "spread": "10.00", "curve": curve}
-    running = app._training_lines(cfg, reading, step=cfg.steps, loss=10.0, left=999.0)
-    done = app._training_lines(cfg, reading, step=cfg.steps, loss=10.0)[:2]
+    running = app.training.lines(cfg, reading, step=cfg.steps, loss=10.0, left=999.0)
+    done = app.training.lines(cfg, reading, step=cfg.steps, loss=10.0)[:2]
     ends = [t(key, lang, s=999.0, key="4") for key in ("training_done", "training_stopped")]
     for line in [t("training_start", lang), *running, *done, *ends]:
         text = getattr(line, "plain", line)

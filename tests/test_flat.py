@@ -8,8 +8,8 @@ from rich.text import Text
 
 from lessons.loader import LANGS, load_lessons
 from tui import page
-from tui.state import Progress
-from tui.tour import Tour
+from tui.progress import Progress
+from tui.tour_state import Tour
 from tui.widgets import flat
 
 LESSONS, _ = load_lessons()

@@ -116,14 +116,14 @@ async def test_keys_held_while_the_workbench_opens_are_bounded(state):
         await pilot.pause()
         longest, deadline = 0, time.monotonic() + 30
         raw_keys(app, "w", *(["1"] * 500))
-        while type(app.screen).__name__ != "CalcScreen" or app._held_keys is not None:
+        while type(app.screen).__name__ != "WorkbenchScreen" or app._held_keys is not None:
             longest = max(longest, len(app._held_keys or []))
             assert time.monotonic() < deadline, "the workbench did not open"
             await asyncio.sleep(0)
         assert longest <= HELD and app.key_gate.held_dropped >= 500 - HELD
         await asyncio.sleep(QUIET_S)
         await until(pilot, lambda: any("were dropped" in n.message for n in app._notifications))
-        assert type(app.screen).__name__ == "CalcScreen" and app._exception is None
+        assert type(app.screen).__name__ == "WorkbenchScreen" and app._exception is None
 
 
 # --- what else a terminal or a browser can send: sizes, focus reports, pastes, escape sequences ---------------

@@ -14,7 +14,7 @@ from helpers.marks import WALL_CLOCK
 from helpers.pty import EXIT_S, FIRST, SECOND, START_S
 
 from tui.hangup import hung_up
-from tui.state import Store
+from tui.progress import Store
 
 
 def on_second_step(terminal, ctty=True):

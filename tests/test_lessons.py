@@ -208,8 +208,8 @@ def test_every_steps_result_is_kept_and_recalled_as_it_was_computed():
     import json
 
     from lessons.cache import result_data, result_from
-    from tui.state import Progress
-    from tui.tour import Tour
+    from tui.progress import Progress
+    from tui.tour_state import Tour
 
     tour = Tour(LESSONS, Progress(), "en")
     runs = 0

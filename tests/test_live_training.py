@@ -77,15 +77,15 @@ async def test_stopping_and_quitting_the_app_leave_no_child(state, monkeypatch):
     async with app.run_test(size=(80, 24)) as pilot:
         screen, here = await at_trained_heads(app, pilot)
         screen.action_experiment("4")  # start
-        pids.append(app._training["run"].proc.pid)
+        pids.append(app.training.state["run"].proc.pid)
         await pilot.pause(1.0)
         screen.action_experiment("4")  # stop
         await app.workers.wait_for_complete()
-        assert not app.training_running() and _gone(pids[0])
+        assert not app.training.running and _gone(pids[0])
         await pilot.press("4")  # close the panel
         screen.action_experiment("4")  # start again, then quit while it runs
-        pids.append(app._training["run"].proc.pid)
+        pids.append(app.training.state["run"].proc.pid)
         await pilot.pause(0.5)
-        assert app.training_running()
+        assert app.training.running
         await pilot.press("q")
     assert _gone(pids[1], within=5.0), "the training child outlived the app"

@@ -12,9 +12,9 @@ from rich.cells import cell_len
 from lessons import estimate
 from lessons.loader import load_lessons
 from tui.app import make_app
+from tui.progress import Progress
 from tui.screens.overview import EndScreen, OverviewScreen, rows, tour_line
-from tui.state import Progress
-from tui.tour import Tour
+from tui.tour_state import Tour
 
 
 def lines_of(screen) -> list[str]:

@@ -11,9 +11,9 @@ import pytest
 from engine.views import get_view
 from lessons.check import check_deep, variants
 from lessons.loader import SHIPPED, load_lessons, parse_lesson
+from tui.progress import Progress, Store
 from tui.quiz import NotPosable, next_value, pose, typed_number
 from tui.quiz_check import question_errors, question_problems
-from tui.state import Progress, Store
 
 LESSONS, _ = load_lessons()
 

@@ -8,7 +8,7 @@ from rich.cells import cell_len
 
 from lessons.loader import load_lessons
 from tui.cli import main
-from tui.state import Progress, Store, learner_dir
+from tui.progress import Progress, Store, learner_dir
 
 # A lesson of our own, so that nothing here depends on how many questions the shipped lessons ask: one question
 # of each kind, on two views that compute in milliseconds.
@@ -281,7 +281,7 @@ def test_every_shipped_answer_recomputes_from_print(capsys):
 
 def test_every_shipped_answer_is_the_one_the_tour_gives_when_first_met(capsys):
     """No --set: the settings of Tour.pose_first, the recap's and print --lesson's."""
-    from tui.tour import Tour
+    from tui.tour_state import Tour
 
     lessons, _ = load_lessons()
     by = {(q["lesson"], q["id"]): q for q in quiz(capsys)}

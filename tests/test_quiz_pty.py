@@ -14,8 +14,8 @@ MAX_BYTES_PER_KEY = 6 * 1024
 
 def test_a_question_over_a_pty_is_asked_answered_and_kept(tmp_path):
     from lessons.loader import load_lessons
-    from tui.state import Progress
-    from tui.tour import Tour
+    from tui.progress import Progress
+    from tui.tour_state import Tour
 
     lessons, _ = load_lessons()
     tour = Tour(lessons, Progress(), "en")

@@ -91,5 +91,5 @@ async def test_storm_of_keys_and_clicks(tmp_path, monkeypatch):
     for i, (lesson, size, first, events) in enumerate(ROUNDS):
         await storm_round(rng, lesson, size, first, events, tmp_path / f"state{i}", seen)
     # what the storm reached, so that a change of keys or seed cannot quietly make it miss a screen
-    assert {"LessonScreen", "CalcScreen", "CalcScreen alone", "Palette", "OverviewScreen", "HelpScreen",
+    assert {"LessonScreen", "WorkbenchScreen", "WorkbenchScreen alone", "Palette", "OverviewScreen", "HelpScreen",
             "CodeScreen"} <= seen, seen

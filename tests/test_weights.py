@@ -18,8 +18,8 @@ from engine.views import run_view, tiny as tiny_views
 from lessons.loader import SHIPPED, load_lessons
 from tui import page
 from tui.app import make_app
-from tui.state import Progress
-from tui.tour import YOURS, Tour
+from tui.progress import Progress
+from tui.tour_state import YOURS, Tour
 
 SEED1 = tiny.RUNS["seed1"]
 
@@ -121,29 +121,29 @@ def test_a_manifest_not_as_train_writes_it_is_refused(tmp_path, change, said):
 
 
 def test_a_refused_file_leaves_the_weights_opened_before(mine, tmp_path):
-    from tui import tour as tour_module
+    from tui import tour_state
 
     tiny_views.use_weights(str(mine))
-    first = tour_module.run_view("tiny-next", {"run": "yours"})
+    first = tour_state.run_view("tiny-next", {"run": "yours"})
     (tmp_path / "junk.npz").write_text("junk")
     with pytest.raises(ParamError):
-        tour_module.open_weights(str(tmp_path / "junk.npz"))
-    assert tour_module.run_view("tiny-next", {"run": "yours"}).tables == first.tables
+        tour_state.open_weights(str(tmp_path / "junk.npz"))
+    assert tour_state.run_view("tiny-next", {"run": "yours"}).tables == first.tables
     no_probe = rewritten(tmp_path, lambda w, c, m: (w, c, {**m, "ablation": []}))
     with pytest.raises(ParamError):
-        tour_module.open_weights(str(no_probe))
+        tour_state.open_weights(str(no_probe))
     assert run_view("tiny-next", {"run": "yours"}).tables == first.tables  # the engine still has them
 
 
 def test_the_tours_results_follow_new_weights(mine, tmp_path):
     """The tour keeps results by view and settings, and run=yours names whichever file is open: opening another
     drops what the first computed."""
-    from tui import tour as tour_module
+    from tui import tour_state
 
-    tour_module.open_weights(str(mine))
-    first = tour_module.run_view("tiny-next", {"run": "yours"})
-    tour_module.open_weights(shutil.copy(tiny.RUNS["seed0"], tmp_path / "other.npz"))
-    again = tour_module.run_view("tiny-next", {"run": "yours"})
+    tour_state.open_weights(str(mine))
+    first = tour_state.run_view("tiny-next", {"run": "yours"})
+    tour_state.open_weights(shutil.copy(tiny.RUNS["seed0"], tmp_path / "other.npz"))
+    again = tour_state.run_view("tiny-next", {"run": "yours"})
     assert again.tables != first.tables and again.tables == run_view("tiny-next", {"run": "seed0"}).tables
 
 

@@ -17,9 +17,10 @@ from .heat import mode_for
 from .i18n import default_lang, t
 from .keys import KeyGate, bounded_resize, gated
 from .palette import LessonCommands, Palette
+from .progress import Store
 from .screens.lesson import LessonScreen
-from .state import Store
-from .tour import Tour
+from .tour_state import Tour
+from .training import LiveTraining
 
 
 class KeysReleased(Message):
@@ -42,7 +43,7 @@ class XfTourApp(App):
         super().__init__()
         self.key_gate = KeyGate(self)  # keys faster than the tour can act are dropped (tui/keys.py)
         self.tour, self.store, self._open, self._bench = tour, store, lesson, bench
-        self._training = None  # the live run of the heads lesson: running, stop, lines
+        self.training = LiveTraining(self)  # the heads lesson's live-training panel (tui/training.py)
         self._unsaved_said = False  # a failed save is said once a session; later ones retry quietly
         self._held_keys: list | None = [] if bench is not None else None  # keys typed while fields are built
         self._later, self.own_folder = None, None  # a learner's own lessons: the checks after the first frame
@@ -77,8 +78,8 @@ class XfTourApp(App):
 
     def on_mount(self) -> None:
         if self._bench is not None:  # xf-tour calc: the workbench on its own
-            from .screens.calc import CalcScreen
-            self.push_screen(CalcScreen(self._bench, standalone=True))
+            from .screens.workbench import WorkbenchScreen
+            self.push_screen(WorkbenchScreen(self._bench, standalone=True))
             return
         self.call_after_refresh(self._confirm_results)  # numpy loads after the first frame, if it can
         self.call_after_refresh(self._first_save)  # the first frame need not wait for the disk
@@ -89,14 +90,14 @@ class XfTourApp(App):
         """After the first frame: compute what it showed from kept results, and redraw if the engine gives
         something else; keep what this start computed for the next one."""
         if self.tour.recalled and self.tour.confirm():
-            self._redraw_lessons()
+            self.redraw_lessons()
         self.keep_results()
 
     def keep_results(self) -> None:
         """Keep what the step on screen computes at its own settings: a start may open on it (recall)."""
         if self.results is None:
             return
-        from .tour import is_cached, run_view
+        from .tour_state import is_cached, run_view
 
         for view, settings in self.tour.own_runs():
             if is_cached(view, settings):
@@ -172,106 +173,15 @@ class XfTourApp(App):
         if not Palette.is_open(self):
             self.push_screen(Palette(id="--command-palette", placeholder=t("palette_prompt", self.tour.lang)))
 
-    # --- live training (the heads lesson) --------------------------------------------------
-
-    def training_running(self) -> bool:
-        return self._training is not None and self._training["running"]
-
-    def training_panel(self):
-        """The live-training panel's text, or None when no run is going or finished."""
-        if self._training is None:
-            return None
-        from .page import training_panel
-        return training_panel(self._training["lines"])
-
-    def toggle_training(self, key: str = "4") -> None:
-        """Start training the big tiny Llama in a child process; stop it; or close the finished panel.
-        `key` is the key that does this, named by the panel."""
-        state = self._training
-        if state is not None and state["running"]:
-            state["stop"] = True
-            state["run"].stop()
-            return
-        if state is not None:  # a finished run: close its panel
-            self._training = None
-            self._redraw_lessons()
-            return
-        from engine import tiny
-
-        from .training import LiveRun
-
-        run = LiveRun(tiny.CONFIGS["big"], seed=0)
-        self._training = {"running": True, "stop": False, "key": key, "lines": [t("training_start", self.tour.lang)],
-                          "run": run}
-        self._redraw_lessons()
-        self.run_worker(self._follow_training, thread=True, exclusive=True, group="train")
-
-    def _redraw_lessons(self) -> None:
+    def redraw_lessons(self) -> None:
+        """Draw the lesson screen again, if one is open: its step's results or the live-training panel changed."""
         screen = self.lesson_screen()
         if screen is not None:
             screen.redraw()
 
-    def _show_training(self, lines: list[str]) -> None:
-        if self._training is not None:
-            self._training["lines"] = lines
-            self._redraw_lessons()
-
-    def _follow_training(self) -> None:
-        """Runs in a worker thread: shows each reading of the child process that trains the big config in
-        memory only (tui/training.py); it never writes a file. A quit cancels the worker, which ends the child."""
-        import time
-
-        from textual.worker import get_current_worker
-
-        from engine import tiny
-
-        state, cfg, worker = self._training, tiny.CONFIGS["big"], get_current_worker()
-        reading, progress, started = {"agr": "-", "spread": "-", "curve": {}}, {"step": 0, "loss": float("nan")}, \
-            time.perf_counter()
-        ended = None
-        try:
-            for r in state["run"].readings(cancelled=lambda: worker.is_cancelled):
-                ended = r.get("end")
-                reading.update({k: r[k] for k in reading if k in r})
-                progress.update(step=r["step"], loss=r["loss"])
-                if "end" not in r:
-                    self.call_from_thread(self._show_training, self._training_lines(cfg, reading, left=r["left"],
-                                                                                    **progress))
-        finally:
-            state["run"].kill()
-            state["running"] = False
-        if worker.is_cancelled:
-            return
-        end = t("training_done" if ended == "done" else "training_stopped", self.tour.lang,
-                s=time.perf_counter() - started, key=state["key"])
-        self.call_from_thread(self._show_training, self._training_lines(cfg, reading, **progress)[:2] + [end])
-
     def on_unmount(self) -> None:
         """The app is closing: a live training run ends with it."""
-        if self._training is not None and self._training["running"]:
-            self._training["run"].kill()
-
-    def _training_lines(self, cfg, reading, step, loss, left=None) -> list:
-        """The panel: the step, loss and agreement; then the loss and the head-entropy spread as curves drawn
-        while they come in (train() records them: the mean loss of every 20 steps, the spread every 100), the
-        time left after the loss. Without `left`, the run is over."""
-        from rich.cells import cell_len
-        from rich.text import Text
-
-        from .charts import sparkline
-
-        lang = self.tour.lang
-        curve = reading["curve"]
-        names = [t("training_loss", lang), t("training_spread_name", lang)]
-        pad = max(cell_len(n) for n in names) + 1
-        tail = [t("training_left", lang, s=left) if left is not None else "", reading["spread"]]
-        lines = [t("training_line", lang, step=step, total=cfg.steps, loss=loss, agr=reading["agr"])]
-        for name, key, end in zip(names, ("loss", "spread"), tail):
-            line = Text(name + " " * (pad - cell_len(name)))
-            line.append_text(sparkline(curve.get(key, []), cfg.steps, 40, self.heat_colors))
-            line.append(f"  {end}")
-            lines.append(line)
-        return lines
+        self.training.end()
 
     def action_quit_saving(self) -> None:
         """Quit at once, keeping the learner's place."""
@@ -336,12 +246,12 @@ class XfTourApp(App):
 
     def open_workbench(self, **fields) -> None:
         """Open the sizing workbench over the tour, seeded with a model's fields."""
-        from .screens.calc import CalcScreen
+        from .screens.workbench import WorkbenchScreen
         from .workbench import Workbench
 
-        if not any(type(s).__name__ == "CalcScreen" for s in self.screen_stack):
+        if not any(type(s).__name__ == "WorkbenchScreen" for s in self.screen_stack):
             self.hold_keys()
-            self.push_screen(CalcScreen(Workbench.start(**fields)))
+            self.push_screen(WorkbenchScreen(Workbench.start(**fields)))
 
     # --- keys typed while a screen is built -------------------------------------------------
     # A key reaches the app twice: first it is forwarded to the focused widget, then it bubbles back and

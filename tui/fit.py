@@ -12,8 +12,8 @@ def fit_problems(lessons, width: int = MIN_WIDTH, height: int = MIN_HEIGHT, only
     from lessons.check import variants
     from lessons.loader import LANGS, LessonError
 
-    from .state import Progress
-    from .tour import Tour
+    from .progress import Progress
+    from .tour_state import Tour
 
     errors, seen = [], set()
 

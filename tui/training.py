@@ -7,7 +7,8 @@ waits on the pipe (waiting holds no GIL). A line "stop" on the child's stdin end
 child also ends when its stdin closes, so it never outlives the app, even one that was killed. It
 trains on two cores like `xf-tour train` (engine/helper_process.py): it watches its stdin between steps rather
 than in a thread, so that train() may fork its helper, and its readings of agreement and spread are
-train()'s own, so that no evaluation stalls the two processes.
+train()'s own, so that no evaluation stalls the two processes. `LiveTraining` is the app's side: the panel
+on the heads lesson's training step, the run it starts, stops and follows.
 """
 
 import json
@@ -73,6 +74,112 @@ class LiveRun:
                 pipe.close()
             except OSError:
                 pass
+
+
+class LiveTraining:
+    """The heads lesson's live-training panel in the app: its key starts training the big tiny Llama in a child
+    process (LiveRun), stops it, or closes the finished panel; a worker thread follows the run's readings.
+    `state` is the run on show (running, stop, key, lines, run), None when no panel is; tui/page.py lays out
+    the panel's lines."""
+
+    def __init__(self, app):
+        self.app = app
+        self.state = None
+
+    @property
+    def running(self) -> bool:
+        return self.state is not None and self.state["running"]
+
+    def panel(self):
+        """The live-training panel's text, or None when no run is going or finished."""
+        if self.state is None:
+            return None
+        from .page import training_panel
+        return training_panel(self.state["lines"])
+
+    def toggle(self, key: str = "4") -> None:
+        """Start training the big tiny Llama in a child process; stop it; or close the finished panel.
+        `key` is the key that does this, named by the panel."""
+        from .i18n import t
+
+        state = self.state
+        if state is not None and state["running"]:
+            state["stop"] = True
+            state["run"].stop()
+            return
+        if state is not None:  # a finished run: close its panel
+            self.state = None
+            self.app.redraw_lessons()
+            return
+        from engine import tiny
+
+        run = LiveRun(tiny.CONFIGS["big"], seed=0)
+        self.state = {"running": True, "stop": False, "key": key, "lines": [t("training_start", self.app.tour.lang)],
+                      "run": run}
+        self.app.redraw_lessons()
+        self.app.run_worker(self._follow, thread=True, exclusive=True, group="train")
+
+    def _show(self, lines: list) -> None:
+        if self.state is not None:
+            self.state["lines"] = lines
+            self.app.redraw_lessons()
+
+    def _follow(self) -> None:
+        """Runs in a worker thread: shows each reading of the child process that trains the big config in
+        memory only; it never writes a file. A quit cancels the worker, which ends the child."""
+        from textual.worker import get_current_worker
+
+        from engine import tiny
+
+        from .i18n import t
+
+        app, state, cfg, worker = self.app, self.state, tiny.CONFIGS["big"], get_current_worker()
+        reading, progress, started = {"agr": "-", "spread": "-", "curve": {}}, {"step": 0, "loss": float("nan")}, \
+            time.perf_counter()
+        ended = None
+        try:
+            for r in state["run"].readings(cancelled=lambda: worker.is_cancelled):
+                ended = r.get("end")
+                reading.update({k: r[k] for k in reading if k in r})
+                progress.update(step=r["step"], loss=r["loss"])
+                if "end" not in r:
+                    app.call_from_thread(self._show, self.lines(cfg, reading, left=r["left"], **progress))
+        finally:
+            state["run"].kill()
+            state["running"] = False
+        if worker.is_cancelled:
+            return
+        end = t("training_done" if ended == "done" else "training_stopped", app.tour.lang,
+                s=time.perf_counter() - started, key=state["key"])
+        app.call_from_thread(self._show, self.lines(cfg, reading, **progress)[:2] + [end])
+
+    def end(self) -> None:
+        """The app is closing: a live training run ends with it."""
+        if self.running:
+            self.state["run"].kill()
+
+    def lines(self, cfg, reading, step, loss, left=None) -> list:
+        """The panel: the step, loss and agreement; then the loss and the head-entropy spread as curves drawn
+        while they come in (train() records them: the mean loss of every 20 steps, the spread every 100), the
+        time left after the loss. Without `left`, the run is over."""
+        from rich.cells import cell_len
+        from rich.text import Text
+
+        from .charts import sparkline
+        from .i18n import t
+
+        lang = self.app.tour.lang
+        curve = reading["curve"]
+        names = [t("training_loss", lang), t("training_spread_name", lang)]
+        pad = max(cell_len(n) for n in names) + 1
+        tail = [t("training_left", lang, s=left) if left is not None else "", reading["spread"]]
+        lines = [t("training_line", lang, step=step, total=cfg.steps, loss=loss, agr=reading["agr"])]
+        for name, key, end in zip(names, ("loss", "spread"), tail):
+            line = Text(name + " " * (pad - cell_len(name)))
+            line.append_text(sparkline(curve.get(key, []), cfg.steps, 40, self.app.heat_colors))
+            line.append(f"  {end}")
+            lines.append(line)
+        return lines
 
 
 def steady_heap() -> None:

@@ -64,7 +64,7 @@ def forced_line(name: str, kind: str, text: str) -> str:
 
 def cmd_add(args, lang) -> int:
     """Append a learner's forced-command line to authorized_keys, after checking the name, the key and the file."""
-    from ..state import LEARNER_NAME
+    from ..progress import LEARNER_NAME
 
     name = args.name
     if not LEARNER_NAME.fullmatch(name):
@@ -153,8 +153,8 @@ def table(heads, rows, last_wraps: bool = False) -> str:
 def learner_rows(root: Path, lessons) -> list[dict]:
     """One row per learner folder under `root` (the LEARNERS folder): read, never written. A learner folder
     that is a link is a row that says so, unread, as the tour refuses it; a LEARNERS that is a link, refused."""
-    from ..state import FILE_NAME, LEARNER_NAME, Store
-    from ..tour import RECAP
+    from ..progress import FILE_NAME, LEARNER_NAME, Store
+    from ..tour_state import RECAP
     from .tour import linked_folder
 
     if root.is_symlink():
@@ -243,7 +243,7 @@ PROBLEMS = {"missing": ("no progress saved yet", "还没有保存进度"),
 def cmd_report(args, lang) -> int:
     """Where each learner is: lesson and step, steps seen per lesson, last active; once anyone has answered a
     question, how many each answered and got right, and each question's miss rate across the class."""
-    from ..state import LEARNERS, state_dir
+    from ..progress import LEARNERS, state_dir
     from .lessons import lessons_for
 
     lessons = lessons_for(args, deep=False)

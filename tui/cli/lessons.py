@@ -13,7 +13,7 @@ def lessons_for(args, deep: bool = True):
     from lessons.cache import PARSED_NAME, Parsed
     from lessons.loader import SHIPPED, LessonsInvalid, load_lessons
 
-    from ..state import state_dir
+    from ..progress import state_dir
 
     folder, parsed = own_folder(args), Parsed(state_dir() / PARSED_NAME)
     try:
@@ -38,8 +38,8 @@ def checked():
     """The cache of the learner's lesson files that passed the deep check, in the state folder."""
     from lessons.check import CACHE_NAME, Checked
 
+    from ..progress import state_dir
     from ..quiz_check import question_errors
-    from ..state import state_dir
     return Checked(state_dir() / CACHE_NAME, more=question_errors, code=(Path(__file__).resolve().parent.parent,))
 
 

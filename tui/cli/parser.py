@@ -31,7 +31,7 @@ class UsageError(Exception):
 
 
 def name_error(name: str, flag: str = "") -> UsageError:
-    """The refusal of a learner name that is not a plain identifier (tui.state.LEARNER_NAME)."""
+    """The refusal of a learner name that is not a plain identifier (tui.progress.LEARNER_NAME)."""
     shown = repr(name if len(name) <= 40 else name[:40] + "...")
     return UsageError(f"{flag}{shown} is not a learner name: use 1 to 32 ASCII letters, digits, _ or -, starting "
                       "with a letter", f"{flag}{shown} 不能用作学习者名字：请用 1 到 32 个 ASCII 字母、数字、_ 或 -，"

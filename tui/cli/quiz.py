@@ -55,7 +55,7 @@ def step_of(lesson, question):
 
 def ask_at(lesson, question, settings: dict) -> Asked:
     """The question at its step's own settings, each of `settings` the step's view takes over them, and its key
-    pressed once from there (tui.quiz.next_value), as tui.tour.Tour.pose_first poses it at the step's own. A
+    pressed once from there (tui.quiz.next_value), as tui.tour_state.Tour.pose_first poses it at the step's own. A
     setting the view refuses is the user's mistake: its EngineError goes up, and the command exits with 2."""
     from engine.errors import EngineError
     from engine.views import fmt_value, get_view
@@ -100,13 +100,13 @@ def asked_json(asked: Asked, lang: str) -> dict:
 
 def lesson_asks(lesson, lang: str, answers: bool) -> dict[str, list[tuple[int, str]]]:
     """The questions of a lesson as `print --lesson` puts them under their steps: step id -> lines, each
-    (indent, text). Each question is posed as a learner first meets it (tui.tour.Tour.pose_first: at its step's
+    (indent, text). Each question is posed as a learner first meets it (tui.tour_state.Tour.pose_first: at its step's
     own settings, its key pressed once); with `answers`, answered too. One without a single answer there says
     why: check-lessons refuses such a lesson, but a printout need not stop for it."""
     from engine.errors import EngineError
 
     from ..quiz import NotPosable
-    from ..tour import Tour
+    from ..tour_state import Tour
 
     out = {}
     for q in lesson.questions:

@@ -117,7 +117,7 @@ def parse_line(line: str):
 
 def learner_of(options: str | None) -> str | None:
     """The NAME of a line whose forced command is `... --learner NAME`; None for any other line."""
-    from ..state import LEARNER_NAME
+    from ..progress import LEARNER_NAME
 
     if not options:
         return None

@@ -41,7 +41,7 @@ def learner_folder(name):
     identifier is refused (exit 2): the folder is always LEARNERS/NAME inside the state folder. So is a
     LEARNERS or NAME that is a link (classroom report shows such a learner unread): the tour account may
     plant one, and the progress would go wherever it points."""
-    from ..state import learner_dir
+    from ..progress import learner_dir
 
     if name is None:
         return None

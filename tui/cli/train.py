@@ -110,6 +110,6 @@ def _check_out(out, force: bool) -> None:
 def _sweep(out) -> None:
     """Delete the temporary files of saves of `out` that were killed (tiny.save names them as mkstemp does,
     .NAME-XXXXXXXX.tmp): only regular files of exactly that name, a minute old; a link is never followed."""
-    from ..state import sweep
+    from ..progress import sweep
 
     sweep(out.parent, re.compile(re.escape(f".{out.name}-") + r"[a-z0-9_]{8}\.tmp"))

@@ -194,13 +194,13 @@ class LessonScreen(Asking, Editing, Screen):
         where = (lang, tour.lesson_index, tour.step_index)
         title = page.title_lines(tour.lesson, tour.step_index, tour.pages(), tour.page_title(), lang, w)
         self._set("title", ("title", where, w), lambda: Text("\n").join(title))
-        items = self.footer = page.footer_items(tour, self._lit, self._marks, self.app.training_running(),
+        items = self.footer = page.footer_items(tour, self._lit, self._marks, self.app.training.running,
                                                 self.asking, self.editing)
         footer = page.footer_lines(items, w)
         self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked, i.newline) for i in items), w),
                   lambda: Text("\n").join(footer))
         height = h - len(title) - page.MESSAGE_LINES - len(footer)  # what the body has: it fills it all
-        training = self.app.training_panel() if self._training_here() else None
+        training = self.app.training.panel() if self._training_here() else None
         over = self.query_one("#body").has_class("-overflow")  # then the scroll bar takes a column
         self._set("page", ("body", where, result, other, w, height, over, self._marks, str(training)),
                   lambda: self._body(w - over, training).text(height - over))
@@ -245,7 +245,7 @@ class LessonScreen(Asking, Editing, Screen):
     def _training_here(self) -> bool:
         """The live-training panel shows only on the step whose key runs it."""
         return any(x.action is not None and self.tour.takes(x) for x in self.tour.lesson.experiments) \
-            and self.app.training_panel() is not None
+            and self.app.training.panel() is not None
 
     @work(thread=True, exclusive=True, group="compute")
     def _compute(self, view_id: str, settings: dict) -> None:
@@ -253,7 +253,7 @@ class LessonScreen(Asking, Editing, Screen):
         cache, then draw. Never the tour itself: the learner may have moved on meanwhile, to a recap even."""
         from textual.worker import get_current_worker
 
-        from ..tour import run_view
+        from ..tour_state import run_view
 
         run_view(view_id, settings)
         if not get_current_worker().is_cancelled:
@@ -320,7 +320,7 @@ class LessonScreen(Asking, Editing, Screen):
             self.say(tail=t("not_here_action" if x.action else "not_here", lang, key=key, param=x.param))
             return
         if x.action == "train-live":
-            self.app.toggle_training(key)
+            self.app.training.toggle(key)
             return
         if not tour.applies(x):
             self.say(tail=t("no_change", lang, key=key, param=x.param))

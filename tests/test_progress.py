@@ -18,8 +18,8 @@ from rich.cells import cell_len
 
 from tui.app import make_app
 from tui.i18n import TEXTS, t
+from tui.progress import MAX_BYTES, OTHER_PAGES, Progress, Store
 from tui.screens.lesson import LessonScreen
-from tui.state import MAX_BYTES, OTHER_PAGES, Progress, Store
 
 
 def denied(*args, **kwargs):
@@ -161,7 +161,7 @@ def test_stale_temporary_files_of_killed_saves_are_cleaned_at_load(tmp_path):
 PROBE = """
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20))  # reading /dev/zero whole fails fast
-from tui.state import MAX_BYTES, OTHER_PAGES, Progress, Store
+from tui.progress import MAX_BYTES, OTHER_PAGES, Progress, Store
 store = Store(sys.argv[1])
 fresh = store.load() == Progress()
 print(json.dumps({"problem": store.problem, "fresh": fresh, "saved": store.save(Progress("heads"))}))
@@ -234,8 +234,8 @@ def test_a_progress_file_of_100000_steps_loads_moves_and_saves_at_once_and_reads
     written (1.29 MB) was over the reader's own cap, so the next start called it damaged. Steps of a lesson
     the tour has are kept only if the lesson has them; a lesson it lacks is dropped when it would not fit."""
     from lessons.loader import load_lessons
-    from tui.state import _parse
-    from tui.tour import Tour
+    from tui.progress import _parse
+    from tui.tour_state import Tour
 
     big_progress(tmp_path, lesson)
     lessons, _ = load_lessons()
@@ -253,7 +253,7 @@ def test_a_progress_file_of_100000_steps_loads_moves_and_saves_at_once_and_reads
 
 def test_a_save_that_would_not_fit_leaves_out_the_lessons_the_tour_does_not_run_on(tmp_path):
     from lessons.loader import load_lessons
-    from tui.tour import Tour
+    from tui.tour_state import Tour
 
     progress = Progress(visited={f"{'z' * 400_000}{i}": ["s"] for i in range(3)})
     tour = Tour(load_lessons()[0], progress, "en")

@@ -5,7 +5,7 @@ from helpers.cli import run_cli
 from textual.widgets import Input
 
 from tui.app import make_app
-from tui.screens.calc import CalcScreen
+from tui.screens.workbench import WorkbenchScreen
 from tui.workbench import Workbench
 
 from test_sizing import PUBLISHED
@@ -84,7 +84,7 @@ async def test_typing_a_layer_count_updates_the_total_at_once(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         assert app.focused.id == "in-layers"
         await pilot.press("backspace")
-        assert "Not valid yet" not in app.screen.query_one("#calc-message").content.plain
+        assert "Not valid yet" not in app.screen.query_one("#workbench-message").content.plain
         assert f"{engine_total(3):,}" in summary(app)
         await pilot.press("8")
         assert f"{engine_total(38):,}" in summary(app)
@@ -99,7 +99,7 @@ async def test_bad_input_in_the_screen_keeps_the_app_running(tmp_path):
     app = make_app(lang="zh", bench=Workbench.start("llama2-7b"), lessons=[], state_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("x")
-        message = "".join(app.screen.query_one("#calc-message").content.plain.split())
+        message = "".join(app.screen.query_one("#workbench-message").content.plain.split())
         assert "结果已过期" in message and "层数" in message
         assert app.screen.query_one("#in-layers", Input).has_class("-bad")
         assert "6,738,415,616" in summary(app)  # the last valid result, still shown
@@ -113,7 +113,7 @@ async def test_a_half_typed_preset_keeps_the_last_outputs(tmp_path):
         app.screen.query_one("#in-preset", Input).focus()
         await pilot.press("end", "2")  # llama2-7b2: no such preset
         assert app.is_running and "6,738,415,616" in summary(app) and "unknown preset" in " ".join(
-            app.screen.query_one("#calc-message").content.plain.split())
+            app.screen.query_one("#workbench-message").content.plain.split())
 
 
 async def test_pin_and_compare(tmp_path):
@@ -133,9 +133,9 @@ async def test_workbench_opens_from_the_params_lesson_and_goes_back(tmp_path):
     app = make_app(lang="en", lesson="params", state_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("w")
-        assert isinstance(app.screen, CalcScreen) and "6,738,415,616" in summary(app)
+        assert isinstance(app.screen, WorkbenchScreen) and "6,738,415,616" in summary(app)
         await pilot.press("escape")
-        assert not isinstance(app.screen, CalcScreen) and app.tour.lesson.id == "params"
+        assert not isinstance(app.screen, WorkbenchScreen) and app.tour.lesson.id == "params"
         app.open_lesson("kvcache", 1)  # the GQA step: Llama 3 8B
         await pilot.press("w")
         assert "Llama 3 8B" in summary(app)
@@ -145,7 +145,7 @@ async def test_the_w_key_elsewhere_explains(tmp_path):
     app = make_app(lang="en", lesson="heads", state_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("w")
-        assert not isinstance(app.screen, CalcScreen)
+        assert not isinstance(app.screen, WorkbenchScreen)
         message = " ".join(app.lesson_screen().query_one("#message").content.plain.split())
         assert "opens from the params and kvcache lessons" in message
 
@@ -173,7 +173,7 @@ async def test_keys_typed_while_the_workbench_opens_arrive_in_order(tmp_path):
             app.post_message(events.Key(key, char))
         await pilot.pause()
         await pilot.pause(0.3)
-        assert isinstance(app.screen, CalcScreen)
+        assert isinstance(app.screen, WorkbenchScreen)
         assert app.screen.query_one("#in-layers", Input).value == "340"
         for key, char in (("backspace", None), ("backspace", None), ("7", "7")):  # on an open workbench too
             app.post_message(events.Key(key, char))

@@ -10,7 +10,7 @@ from engine.views import Result, Tr, get_view
 from lessons.loader import applies as _applies
 
 from .i18n import t
-from .state import Progress
+from .progress import Progress
 
 YOURS = "yours"  # engine.views.tiny.YOURS, the run of the learner's own weights; not imported: that would bring
 #                  numpy in before the first frame (a test keeps the two equal)

@@ -48,7 +48,7 @@ def _model_name(s, lang) -> str:
     """The preset's name, or says the model was changed from it."""
     if s.same and s.cfg.name:
         return s.cfg.name
-    return t("calc_custom", lang, base=s.cfg.name) if s.cfg.name else t("calc_custom_plain", lang)
+    return t("workbench_custom", lang, base=s.cfg.name) if s.cfg.name else t("workbench_custom_plain", lang)
 
 
 def bar(share: float, width: int = 20) -> str:
@@ -57,7 +57,7 @@ def bar(share: float, width: int = 20) -> str:
     return "#" * filled + "." * (width - filled)
 
 
-class CalcScreen(ClosesOnce, Screen):
+class WorkbenchScreen(ClosesOnce, Screen):
     """Fields on the left, live outputs on the right; a bad field keeps the last good outputs, marked stale."""
 
     BINDINGS = [
@@ -80,8 +80,8 @@ class CalcScreen(ClosesOnce, Screen):
         return self.app.tour.lang
 
     def compose(self) -> ComposeResult:
-        yield Static(id="calc-title")
-        with Horizontal(id="calc-body"):
+        yield Static(id="workbench-title")
+        with Horizontal(id="workbench-body"):
             with VerticalScroll(id="fields"):
                 for f in FIELDS:
                     with Horizontal(classes="field-row"):
@@ -94,8 +94,8 @@ class CalcScreen(ClosesOnce, Screen):
                 yield Static(id="items")
                 yield Static(id="shares")
                 yield Static(id="chart")
-        yield Static(id="calc-message")
-        yield KeyBar(id="calc-keys")
+        yield Static(id="workbench-message")
+        yield KeyBar(id="workbench-keys")
 
     def on_mount(self) -> None:
         self.redraw()
@@ -145,7 +145,7 @@ class CalcScreen(ClosesOnce, Screen):
                 if bench.derived_d_ff() and widget.value != bench.values["d_ff"]:
                     with widget.prevent(Input.Changed):
                         widget.value = bench.values["d_ff"]
-        self.query_one("#calc-title", Static).update(Text(t("calc_title", lang), style="bold"))
+        self.query_one("#workbench-title", Static).update(Text(t("workbench_title", lang), style="bold"))
         width = max(30, self.app.size.width - FIELDS_WIDTH - 3)  # as app.tcss lays it out: known before layout
         s = bench.sizing
         if s is not None:
@@ -157,14 +157,14 @@ class CalcScreen(ClosesOnce, Screen):
         line_width = self.app.size.width - 2
         if bench.errors:
             sep = "；" if lang == "zh" else "; "
-            text = wrap_text(t("calc_stale" if bench.stale else "calc_invalid", lang) + " "
+            text = wrap_text(t("workbench_stale" if bench.stale else "workbench_invalid", lang) + " "
                              + sep.join(e(lang) for e in bench.errors.values()), line_width, "bold red")
         else:
-            text = wrap_text(message or t("calc_hint", lang), line_width, "italic" if message else "dim")
-        self.query_one("#calc-message", Static).update(text)
-        keys = [("Tab", t("calc_next", lang), True), ("Ctrl+T", t("calc_pin", lang), s is not None),
+            text = wrap_text(message or t("workbench_hint", lang), line_width, "italic" if message else "dim")
+        self.query_one("#workbench-message", Static).update(text)
+        keys = [("Tab", t("workbench_next", lang), True), ("Ctrl+T", t("workbench_pin", lang), s is not None),
                 ("Ctrl+R", t("reset", lang), True), ("Ctrl+L", t("lang", lang), True),
-                ("Esc", t("calc_back", lang), not self.standalone), ("Ctrl+Q", t("quit", lang), True)]
+                ("Esc", t("workbench_back", lang), not self.standalone), ("Ctrl+Q", t("quit", lang), True)]
         self.query_one(KeyBar).show(keys)
 
     def _summary(self, s, lang, style):
@@ -172,30 +172,30 @@ class CalcScreen(ClosesOnce, Screen):
         total = s.report["total"]
         out = Text(style=style)
         out.append(_model_name(s, lang) + "  ", style="bold")
-        out.append(t("calc_total", lang) + " ")
+        out.append(t("workbench_total", lang) + " ")
         out.append(f"{total:,}", style="bold")
         out.append(f" = {short_count(total, lang)}")
         if s.published is not None:
-            out.append("  " + t("calc_published", lang, n=f"{s.published:,}",
-                                ok=t("calc_match" if s.published == total else "calc_differ", lang)))
-            out.append("\n" + t("calc_source", lang, src=SOURCES[s.preset]), style="dim")
-        out.append("\n" + t("calc_memory", lang, w=s.weights_dtype, wb=human_bytes(s.weight_bytes),
+            out.append("  " + t("workbench_published", lang, n=f"{s.published:,}",
+                                ok=t("workbench_match" if s.published == total else "workbench_differ", lang)))
+            out.append("\n" + t("workbench_source", lang, src=SOURCES[s.preset]), style="dim")
+        out.append("\n" + t("workbench_memory", lang, w=s.weights_dtype, wb=human_bytes(s.weight_bytes),
                             c=s.cache_dtype, cb=human_bytes(s.kv_bytes), ctx=f"{s.context:,}", batch=s.batch,
                             total=human_bytes(s.inference_bytes)))
         if s.budget is not None:
             spare = s.budget * 2**30 - s.inference_bytes
-            key = "calc_fits" if spare >= 0 else "calc_short"
+            key = "workbench_fits" if spare >= 0 else "workbench_short"
             out.append("\n")
             out.append(t(key, lang, budget=f"{s.budget:g}", gap=human_bytes(abs(spare))),
                        style="bold green" if spare >= 0 else "bold red")
-        out.append("\n" + t("calc_kv", lang, per=human_bytes(s.kv_per_token), c=s.cache_dtype,
+        out.append("\n" + t("workbench_kv", lang, per=human_bytes(s.kv_per_token), c=s.cache_dtype,
                             formula=f"2 x {s.cfg.n_layer} x {s.cfg.n_kv_head} x {s.cfg.d_head} x "
                                     f"{sizing.BYTES_PER_PARAM[s.cache_dtype]:g}"))
-        out.append("\n" + t("calc_finetune", lang, b=human_bytes(s.report["finetune_bytes"]),
+        out.append("\n" + t("workbench_finetune", lang, b=human_bytes(s.report["finetune_bytes"]),
                             per=sizing.FINETUNE_BYTES_PER_PARAM))
         if bench.pinned is not None:
             p = bench.pinned
-            out.append("\n" + t("calc_pinned", lang, name=_model_name(p, lang), total=f"{p.report['total']:,}",
+            out.append("\n" + t("workbench_pinned", lang, name=_model_name(p, lang), total=f"{p.report['total']:,}",
                                 mem=human_bytes(p.inference_bytes)), style="bold cyan")
         return out
 
@@ -203,19 +203,19 @@ class CalcScreen(ClosesOnce, Screen):
         items, L, total = s.report["items"], s.cfg.n_layer, s.report["total"]
         pinned = self.bench.pinned
         table = Table(box=PLAIN, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
-                      header_style="bold", style=style, title=t("calc_items", lang), title_justify="left",
+                      header_style="bold", style=style, title=t("workbench_items", lang), title_justify="left",
                       title_style="bold")
-        table.add_column(t("calc_part", lang))
+        table.add_column(t("workbench_part", lang))
         if pinned is None:
-            table.add_column(t("calc_one_layer", lang), justify="right")
-            table.add_column(t("calc_all", lang), justify="right")
+            table.add_column(t("workbench_one_layer", lang), justify="right")
+            table.add_column(t("workbench_all", lang), justify="right")
             table.add_column("%", justify="right")
         else:
-            table.add_column(t("calc_now", lang), justify="right")
-            table.add_column(t("calc_was", lang), justify="right")
-            table.add_column(t("calc_change", lang), justify="right")
+            table.add_column(t("workbench_now", lang), justify="right")
+            table.add_column(t("workbench_was", lang), justify="right")
+            table.add_column(t("workbench_change", lang), justify="right")
         rows = [(_tr(label, lang), sum(items[k] for k in keys), per_layer) for label, keys, per_layer in PARTS]
-        rows.append((t("calc_total", lang), total, False))
+        rows.append((t("workbench_total", lang), total, False))
         old = None
         if pinned is not None:
             p_items = pinned.report["items"]
@@ -232,7 +232,7 @@ class CalcScreen(ClosesOnce, Screen):
                               ("+" if change > 0 else "-" if change < 0 else "") + short_count(abs(change), lang)
                               if change else "0", style="bold" if last else "")
         if old is None:
-            table.add_row(t("calc_layer", lang), f"{s.report['per_layer']:,}", "", "")
+            table.add_row(t("workbench_layer", lang), f"{s.report['per_layer']:,}", "", "")
         return table
 
     def _shares(self, s, lang, style, width):
@@ -246,7 +246,8 @@ class CalcScreen(ClosesOnce, Screen):
 
         models = [(s, _model_name(s, lang))]
         if self.bench.pinned is not None:
-            models.append((self.bench.pinned, t("calc_pin_label", lang, name=_model_name(self.bench.pinned, lang))))
+            pinned = self.bench.pinned
+            models.append((pinned, t("workbench_pin_label", lang, name=_model_name(pinned, lang))))
         chart = split_chart([(Tr(name, name), m.cfg) for m, name in models])
         lines = render_chart(chart, lang, width, "mono" if style else self.app.heat_colors)  # stale: no colour
         for line in lines:
@@ -256,10 +257,10 @@ class CalcScreen(ClosesOnce, Screen):
     def _chart(self, s, lang, style):
         rows = s.chart()
         top = max(r[2] for r in rows) or 1  # bars for this model: the longest context fills the bar
+        title = t("workbench_chart", lang, batch=s.batch, c=s.cache_dtype)
         table = Table(box=PLAIN, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
-                      header_style="bold", style=style, title=t("calc_chart", lang, batch=s.batch, c=s.cache_dtype),
-                      title_justify="left", title_style="bold")
-        table.add_column(t("calc_context", lang), justify="right")
+                      header_style="bold", style=style, title=title, title_justify="left", title_style="bold")
+        table.add_column(t("workbench_context", lang), justify="right")
         table.add_column("MHA", justify="right")
         table.add_column(f"kv={s.cfg.n_kv_head}", justify="right")
         table.add_column("MQA", justify="right")
@@ -283,7 +284,7 @@ class CalcScreen(ClosesOnce, Screen):
     def action_pin(self) -> None:
         """Pin the current model to compare against, or unpin it."""
         pinned = self.bench.pin()
-        self.redraw(t("calc_pinned_now" if pinned else "calc_unpinned", self.lang))
+        self.redraw(t("workbench_pinned_now" if pinned else "workbench_unpinned", self.lang))
 
     def action_reset(self) -> None:
         """Start again from the preset in the preset field (Llama 2 7B if none)."""
@@ -292,7 +293,7 @@ class CalcScreen(ClosesOnce, Screen):
         fresh.pinned = self.bench.pinned
         self.bench = fresh
         self._sync_inputs()
-        self.redraw(t("calc_reset", self.lang))
+        self.redraw(t("workbench_reset", self.lang))
 
     def action_language(self) -> None:
         """Switch between Chinese and English."""
@@ -302,6 +303,6 @@ class CalcScreen(ClosesOnce, Screen):
     def action_back(self) -> None:
         """Back to the lesson (when the workbench was opened from one)."""
         if self.standalone:
-            self.redraw(t("calc_quit_hint", self.lang))
+            self.redraw(t("workbench_quit_hint", self.lang))
         else:
             self.dismiss()
