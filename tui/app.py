@@ -258,7 +258,7 @@ class XfTourApp(App):
         from rich.cells import cell_len
         from rich.text import Text
 
-        from .charts import sparkline
+        from .layout.charts import sparkline
 
         lang = self.tour.lang
         curve = reading["curve"]

@@ -81,7 +81,7 @@ def fit_problems(lessons, width: int = MIN_WIDTH, height: int = MIN_HEIGHT, only
 
 def fill_hint(step, experiment, result, lang: str) -> str:
     """An experiment's hint on a step, filled at a result."""
-    from .plain import fill
+    from .fill import fill
     return fill(step.hint(experiment, lang), result, lang)
 
 

@@ -23,10 +23,13 @@ from engine.errors import EngineError
 from engine.views import Result, fmt_value
 from lessons.template import printable
 
-from .format import format_value, wrap_spans
+from .fill import fill_marked, ref_label  # noqa: F401  (ref_label: the lesson screen's, as page.ref_label)
+from .format import format_value, settings_line
 from .i18n import t
-from .plain import MARK, fill_marked, prose, ref_label, render_tables, settings_line, table_width  # noqa: F401
-from .widgets.flat import flatten
+from .layout.blocks import render_tables
+from .layout.flatten import flatten
+from .layout.tables import table_width
+from .layout.wrap import MARK, prose, shorten, wrap_lines, wrap_spans
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24  # the smallest window the tour runs in, and the one every step must fit
 WIDE = 120                      # from this width on, the prose sits beside the tables
@@ -132,26 +135,7 @@ def title_lines(lesson, index: int, pages: int, step_title: str, lang: str, widt
     line = Text.assemble((head + name, "bold"), "  " if name else "", (step, ""))
     if cell_len(line.plain) <= room:
         return [line]
-    return [Text(head + full, style="bold"), *_wrap(step, room)]
-
-
-def shorten(text: str, cells: int) -> str:
-    """text cut to at most `cells` cells, ending in "..." (ASCII: the ellipsis character is ambiguous width)."""
-    if cell_len(text) <= cells:
-        return text
-    if cells < 8:
-        return ""
-    out = ""
-    for ch in text:
-        if cell_len(out + ch) > cells - 3:
-            break
-        out += ch
-    return out.rstrip() + "..."
-
-
-def _wrap(text: str, width: int, style: str = "") -> list[Text]:
-    text = printable(text)  # pitfalls, hints and notices quote lesson text
-    return [Text(text[a:b], style=style) for a, b in wrap_spans(text, width)] or [Text("")]
+    return [Text(head + full, style="bold"), *wrap_lines(step, room)]
 
 
 @dataclass
@@ -191,7 +175,7 @@ def message_lines(head: str, tail: str, width: int, style: str = "italic") -> Te
     room = width - 2 * PAD
     head = printable(head)
     lines = [Text(head if cell_len(head) <= room else shorten(head, room), style="bold")] if head else []
-    lines += _wrap(tail, room, style) if tail else []
+    lines += wrap_lines(tail, room, style) if tail else []
     text = Text("\n").join(lines[:MESSAGE_LINES])
     text.no_wrap, text.overflow = True, "ignore"
     return text
@@ -404,16 +388,16 @@ def recap_body(tour, width: int) -> Body:
     """The page after a lesson's last step: the lesson is done, what to remember, and what comes next."""
     lang, lesson, room = tour.lang, tour.lesson, width - 2 * PAD
     seen = tour.seen_steps(lesson)
-    lines = _wrap(t("recap_done", lang, seen=seen, n=len(lesson.steps) + 1), room, "bold")
+    lines = wrap_lines(t("recap_done", lang, seen=seen, n=len(lesson.steps) + 1), room, "bold")
     lines += _score_lines(tour, room)
     if lesson.pitfalls:
         lines += [Text(""), Text(t("recap_remember", lang), style="bold")]
         for p in lesson.pitfalls:
-            wrapped = _wrap(p(lang), room - 2)
+            wrapped = wrap_lines(p(lang), room - 2)
             lines += [Text("- ") + wrapped[0], *(Text("  ") + w for w in wrapped[1:])]
     following = tour.following_lesson()
     lines.append(Text(""))
-    lines += _wrap(t("recap_next", lang, order=following.order, title=following.title(lang))
+    lines += wrap_lines(t("recap_next", lang, order=following.order, title=following.title(lang))
                    if following is not None else t("recap_last", lang), room)
     text = Text("\n").join(lines)
     text.no_wrap, text.overflow = True, "ignore"
@@ -422,7 +406,7 @@ def recap_body(tour, width: int) -> Body:
 
 def _score_lines(tour, room: int) -> list[Text]:
     """The lesson's questions on its recap: how many were right, and the first one missed with its answer."""
-    from .plain import fill
+    from .fill import fill
     from .quiz import NotPosable, figures, setting_change
 
     lang, lesson = tour.lang, tour.lesson
@@ -430,7 +414,7 @@ def _score_lines(tour, room: int) -> list[Text]:
         return []
     right, answered, n = tour.score()
     rest = t("recap_score_rest", lang, skipped=n - answered) if answered < n else ""
-    lines = _wrap(t("recap_score", lang, right=right, n=n, rest=rest), room)
+    lines = wrap_lines(t("recap_score", lang, right=right, n=n, rest=rest), room)
     missed = tour.missed()
     if missed is not None:
         try:
@@ -438,7 +422,7 @@ def _score_lines(tour, room: int) -> list[Text]:
         except (NotPosable, EngineError):  # a learner's own lesson: the checker says why
             return lines
         ask = fill(missed.ask(lang), posed.before, lang)
-        lines += _wrap(t("recap_missed", lang, ask=ask, setting=setting_change(posed), answer=figures(posed, lang),
+        lines += wrap_lines(t("recap_missed", lang, ask=ask, setting=setting_change(posed), answer=figures(posed, lang),
                          why=fill(missed.why(lang), posed.after, lang)), room, "italic")
     return lines
 

@@ -17,8 +17,8 @@ from engine.views import fmt_value
 from lessons.template import pieces
 
 from .. import page
+from ..fill import fill
 from ..i18n import t
-from ..plain import fill
 from ..widgets.lines import Lines
 from .asking import Asking
 from .editing import MAX_TYPED, Editing, Line
