@@ -181,7 +181,7 @@ class XfTourApp(App):
         """The live-training panel's text, or None when no run is going or finished."""
         if self._training is None:
             return None
-        from .page import training_panel
+        from .layout.screen import training_panel
         return training_panel(self._training["lines"])
 
     def toggle_training(self, key: str = "4") -> None:
