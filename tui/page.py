@@ -173,10 +173,23 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
 WORKBENCH_LESSONS = ("params", "kvcache")  # lessons whose w key opens the sizing workbench
 
 
+def shows(result: Result, step, lang: str) -> tuple:
+    """What a step's tables show at a result, as text: two results that show the same are one."""
+    return tuple((tb.key, tuple(tuple(format_value(v, c.fmt, lang) for v, c in zip(row, tb.columns))
+                                for row in tb.rows))
+                 for tb in result.tables if not step.tables or tb.key in step.tables)
+
+
+def _compared(result: Result, other: Result | None, step, lang: str) -> Result | None:
+    """The step's compare variant, None where it shows what the result shows: then it says nothing."""
+    return None if other is not None and shows(other, step, lang) == shows(result, step, lang) else other
+
+
 def body(result: Result, other: Result | None, step, lang: str, width: int, marks: Marks = Marks(),
          training=None, colors: str = "mono") -> Body:
     """The tables and the prose of a step at a screen width (tui/layout/screen.py body), its prose filled at the
     result with the numbers the last key changed marked. `colors`: how heatmaps are shaded (tui/heat.py)."""
+    other = _compared(result, other, step, lang)
     text, char_marks = fill_marked(step.text(lang), result, lang, marks.refs)
     return screen.body(result, other, step, lang, width, marks, text, char_marks, _heads(other, lang), training,
                        colors)
@@ -246,7 +259,8 @@ def build(tour, width: int, lit=None, marks: Marks = Marks(), message=None, trai
     idle_texts = idle_choices(tour) if message is None else ("", None)
     if tour.on_recap():
         return screen.page(heading, width, footer, message, idle_texts, recap_parts=recap_parts(tour))
-    result, other, step = tour.result(), tour.compare_result(), tour.step
+    result, step = tour.result(), tour.step
+    other = _compared(result, tour.compare_result(), step, lang)
     text, char_marks = fill_marked(step.text(lang), result, lang, marks.refs)
     return screen.page(heading, width, footer, message, idle_texts,
                        step=((result, other, step, lang), (marks, text, char_marks, _heads(other, lang), training)))

@@ -202,7 +202,7 @@ class Tour:
     def shown(self, result: Result) -> tuple:
         """What a step puts on screen from a result: its tables and its filled prose."""
         from .fill import fill
-        from .layout.screen import shows
+        from .page import shows
 
         return shows(result, self.step, self.lang), fill(self.step.text(self.lang), result, self.lang)
 

@@ -22,7 +22,6 @@ from rich.text import Text
 
 from lessons.template import printable
 
-from ..format import format_value
 from .blocks import render_tables
 from .flatten import flatten
 from .tables import table_width
@@ -169,22 +168,14 @@ def _natural_width(result, other, step, lang) -> int:
     return max(widths)
 
 
-def shows(result, step, lang: str) -> tuple:
-    """What a step's tables show at a result, as text: two results that show the same are one."""
-    return tuple((tb.key, tuple(tuple(format_value(v, c.fmt, lang) for v, c in zip(row, tb.columns))
-                                for row in tb.rows))
-                 for tb in result.tables if not step.tables or tb.key in step.tables)
-
-
 def body(result, other, step, lang: str, width: int, marks, text: str, char_marks: list, heads: dict,
          training: Text | None = None, colors: str = "mono") -> Body:
     """The tables and the prose of a step at a screen width. Below WIDE, the prose sits under the tables;
-    from WIDE, beside them when both fit, the tables taking what they need and the prose the rest. `marks`
+    from WIDE, beside them when both fit, the tables taking what they need and the prose the rest. `other`:
+    the compare variant, None for none (or one that shows what `result` shows). `marks`
     (tui/page.py Marks) says what to underline in the tables; `text` is the step's prose filled at the result,
     `char_marks` which of its characters to underline; `heads` the compare variant's head, "below" and "beside".
     `colors`: how heatmaps are shaded (tui/heat.py)."""
-    if other is not None and shows(other, step, lang) == shows(result, step, lang):
-        other = None  # a compare variant identical to the main one says nothing
     room = width - 2 * PAD
     natural = _natural_width(result, other, step, lang)
     beside_pair = other is not None and 2 * natural + GUTTER <= room - GUTTER - PROSE_MIN
