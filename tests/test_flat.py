@@ -9,7 +9,7 @@ from rich.text import Text
 
 from lessons.loader import LANGS, load_lessons
 from tui import page
-from tui.layout import flatten as flat
+from tui.layout import flatten as flat, screen
 from tui.layout.tables import Grid
 from tui.state import Progress
 from tui.tour import Tour
@@ -32,7 +32,8 @@ def same(a: Text, b: Text) -> bool:
 
 
 class Both:
-    """Stands in for page.flatten: flattens both ways, keeps any difference, returns the fast one."""
+    """Stands in for the page's flatten (tui/layout/screen.py): flattens both ways, keeps any difference,
+    returns the fast one."""
 
     def __init__(self):
         self.calls, self.fast, self.differ = 0, 0, []
@@ -65,7 +66,7 @@ def test_every_step_flattens_as_rich_draws_it(lang, monkeypatch):
     """Every step of every lesson, at its own settings and after each experiment key's every value (with what
     the key changed marked), at 80 columns in each terminal's shading, and at 120 (prose beside the tables)."""
     both = Both()
-    monkeypatch.setattr(page, "flatten", both)
+    monkeypatch.setattr(screen, "flatten", both)
     laid = count_fast(monkeypatch)
     tour = Tour(LESSONS, Progress(), lang)
     for lesson in LESSONS:
