@@ -1,4 +1,4 @@
-"""Does every step fit? Each page of each lesson laid out by tui/page.py at 80x24, as check-lessons runs it."""
+"""Does every step fit? Each page of each lesson laid out by tui/layout/screen.py at 80x24, as check-lessons runs it."""
 
 from engine.views import fmt_value
 
