@@ -6,7 +6,7 @@ as in an installed app, stdout to /dev/null. The anchor runs before every comman
 both see the same machine load; a ratio is the command's median over the anchor's median.
 Targets: `print positional` <= 1.3x the anchor, every single view <= 1.5x.
 
-`xf-tour print` asks numpy's OpenBLAS for one thread (tui/cli/printout.py); the anchor, run as a user
+`xf-tour print` asks numpy's OpenBLAS for one thread (tui/cli/print_cmd.py); the anchor, run as a user
 runs it, starts a second one with numpy, which spins and on a busy machine takes the main thread's CPU.
 A row runs the anchor with OPENBLAS_NUM_THREADS=1 too, so that what is left of the print commands' own
 cost can be read beside it.

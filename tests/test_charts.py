@@ -1,4 +1,4 @@
-"""Charts (tui/charts.py): inside their width in both languages, in characters every terminal measures alike,
+"""Charts (tui/layout/charts.py): inside their width in both languages, in characters every terminal measures alike,
 without colour under NO_COLOR, and drawn where the numbers say."""
 
 import math
@@ -9,7 +9,8 @@ from rich.cells import cell_len
 from rich.style import Style
 
 from engine.views import VIEWS, Chart, Series, Tr
-from tui import charts, heat
+from tui import heat
+from tui.layout import charts
 
 BACKGROUND = {"textual-dark": "#121212", "textual-light": "#e0e0e0"}
 

@@ -9,7 +9,7 @@ from helpers.screen import body_fits
 from lessons.loader import load_lessons
 from tui.app import make_app
 from tui.fit import fit_problems
-from tui.page import MIN_HEIGHT, MIN_WIDTH
+from tui.layout.screen import MIN_HEIGHT, MIN_WIDTH
 from tui.screens.lesson import LessonScreen
 
 LESSONS, _ = load_lessons()
@@ -272,7 +272,7 @@ def test_the_training_panel_fits_80_columns_at_its_widest(lang, tmp_path):
 
     from engine import tiny
     from tui.i18n import t
-    from tui.page import PAD
+    from tui.layout.screen import PAD
 
     app = make_app(lang=lang, lesson="heads", state_dir=tmp_path)
     cfg = tiny.CONFIGS["big"]

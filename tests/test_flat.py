@@ -1,5 +1,6 @@
-"""tui/widgets/flat.py lays out the page's tables itself instead of through Rich's console: its lines must be
-Rich's, cell for cell and style for style, on every step, and Rich must still draw what it does not lay out."""
+"""tui/layout/flatten.py draws the page's tables from their laid-out cells (tui/layout/tables.py) instead of through
+Rich's console: its lines must be Rich's, cell for cell and style for style, on every step, and Rich must still draw
+what it does not lay out."""
 
 import pytest
 from rich.console import Group
@@ -8,9 +9,10 @@ from rich.text import Text
 
 from lessons.loader import LANGS, load_lessons
 from tui import page
+from tui.layout import flatten as flat, screen
+from tui.layout.tables import Grid
 from tui.progress import Progress
 from tui.tour_state import Tour
-from tui.widgets import flat
 
 LESSONS, _ = load_lessons()
 
@@ -19,7 +21,7 @@ def rich_flatten(renderable, width):
     """flatten() with every line drawn by Rich's console, as it was before the fast layout."""
     real = flat._lines
     try:
-        flat._lines = lambda r, options: flat._console.render_lines(r, options, pad=False)
+        flat._lines = lambda r, options: flat.console().render_lines(r, options, pad=False)
         return flat.flatten(renderable, width)
     finally:
         flat._lines = real
@@ -30,7 +32,8 @@ def same(a: Text, b: Text) -> bool:
 
 
 class Both:
-    """Stands in for page.flatten: flattens both ways, keeps any difference, returns the fast one."""
+    """Stands in for the page's flatten (tui/layout/screen.py): flattens both ways, keeps any difference,
+    returns the fast one."""
 
     def __init__(self):
         self.calls, self.fast, self.differ = 0, 0, []
@@ -45,15 +48,15 @@ class Both:
 
 
 def count_fast(monkeypatch):
-    """How many tables flat.py laid out itself."""
+    """How many tables flatten.py drew itself."""
     laid = []
-    real = flat._table_lines
+    real = flat.table_lines
 
     def counting(table, width):
         out = real(table, width)
         laid.append(out is not None)
         return out
-    monkeypatch.setattr(flat, "_table_lines", counting)
+    monkeypatch.setattr(flat, "table_lines", counting)
     return laid
 
 
@@ -63,7 +66,7 @@ def test_every_step_flattens_as_rich_draws_it(lang, monkeypatch):
     """Every step of every lesson, at its own settings and after each experiment key's every value (with what
     the key changed marked), at 80 columns in each terminal's shading, and at 120 (prose beside the tables)."""
     both = Both()
-    monkeypatch.setattr(page, "flatten", both)
+    monkeypatch.setattr(screen, "flatten", both)
     laid = count_fast(monkeypatch)
     tour = Tour(LESSONS, Progress(), lang)
     for lesson in LESSONS:
@@ -88,39 +91,30 @@ def test_every_step_flattens_as_rich_draws_it(lang, monkeypatch):
 
 
 def test_what_it_does_not_lay_out_rich_draws():
-    """A ruled table, a cell too wide for the screen, markup in a string cell, a table inside a grid: the
-    fast layout declines each, and the page is Rich's."""
-    def table(box=None, cells=("1.5", "x")):
-        t = Table(box=box, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold underline")
-        t.add_column(Text("a"), justify="right", overflow="fold")
-        t.add_column(Text("b"), justify="left", overflow="fold")
-        t.add_row(*cells)
-        return t
+    """A ruled table, a cell too wide for the screen, a control character in a cell, a table inside a grid:
+    the emitter declines each, and the page is Rich's."""
+    def table(rule=False, cells=(("1.5", "", ()), ("x", "", ()))):
+        return Grid([("a", "", ()), ("b", "", ())], [list(cells)], [None], [True, False], rule)
 
-    from tui.plain import PLAIN
-
-    ruled = table(box=PLAIN)
-    wide = table(cells=(Text("9" * 100), Text("x")))
-    markup = table(cells=("[bold]1[/bold]", "x"))
+    ruled = table(rule=True)
+    wide = table(cells=(("9" * 100, "", ()), ("x", "", ())))
+    control = table(cells=(("1\t5", "", ()), ("x", "", ())))
     grid = Table.grid(padding=(0, 3))
     grid.add_column()
     grid.add_row(table())
-    for renderable in (ruled, wide, markup):
-        assert flat._table_lines(renderable, 40) is None
-    assert flat._table_lines(table(), 40) is not None
-    for renderable in (ruled, wide, markup, grid, Group(Text("title", style="bold"), table(), Text(""))):
+    for renderable in (ruled, wide, control):
+        assert flat.table_lines(renderable, 40) is None
+    assert flat.table_lines(table(), 40) is not None
+    for renderable in (ruled, wide, control, grid, Group(Text("title", style="bold"), table(), Text(""))):
         assert same(flat.flatten(renderable, 40), rich_flatten(renderable, 40))
 
 
 def test_cells_justify_and_style_as_rich_does():
     """Right-justified numbers with trailing spaces, a marked cell, a shaded cell, a dim row, wide CJK."""
-    t = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold underline")
-    t.add_column(Text("位置"), justify="left", overflow="fold")
-    t.add_column(Text("value"), justify="right", overflow="fold")
-    marked = Text("-0.25  ", style="bold #000000 on #fddbc7")
-    marked.stylize("underline")
-    t.add_row(Text("第一"), marked)
-    t.add_row("...", "", style="dim")
-    t.add_row(Text("x"), Text("12", style="dim"))
-    assert flat._table_lines(t, 30) is not None
+    t = Grid([("位置", "", ()), ("value", "", ())],
+             [[("第一", "", ()), ("-0.25  ", "bold #000000 on #fddbc7", ((0, 7, "underline"),))],
+              [("...", "", ()), ("", "", ())],
+              [("x", "", ()), ("12", "dim", ())]],
+             [None, "dim", None], [False, True], rule=False)
+    assert flat.table_lines(t, 30) is not None
     assert same(flat.flatten(t, 30), rich_flatten(t, 30))

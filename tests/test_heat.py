@@ -13,7 +13,7 @@ from textual._ansi_theme import ALABASTER, MONOKAI
 from engine.views import VIEWS, Column, Table, Tr
 from tui import heat
 from tui.format import format_value
-from tui.plain import render_table
+from tui.layout.tables import lay_out
 
 WCAG_AA = 4.5
 
@@ -124,7 +124,7 @@ def test_the_matrices_the_tour_shows_are_heatmaps():
 def _rendered_cells(table, mode):
     """The rendered table's body rows, as lists of (text, style) per non-blank run."""
     console = Console(width=200, force_terminal=True, color_system="truecolor", file=None, highlight=False)
-    lines = console.render_lines(render_table(table, "en", colors=mode), console.options, pad=False)
+    lines = console.render_lines(lay_out(table, "en", colors=mode), console.options, pad=False)
     rows = []
     for line in lines[2:]:  # after the header and its rule
         runs = [(seg.text, seg.style or Style()) for seg in line if seg.text.strip()]

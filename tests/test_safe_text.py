@@ -62,14 +62,14 @@ def test_a_word_that_is_not_utf8_is_shown_not_written_raw(args):
 
 def test_an_internal_error_is_one_line_in_the_learners_language(monkeypatch, capsys):
     """A bug is one line; in Chinese all of it, not "internal 错误" with an English tail."""
-    import tui.cli.printout
+    import tui.cli.print_cmd
     from tui.cli import main
 
     def broken(args, lang):
         raise RuntimeError("injected \x1b[2J")
 
     monkeypatch.delenv("XF_TOUR_DEBUG", raising=False)
-    monkeypatch.setattr(tui.cli.printout, "cmd_print", broken)
+    monkeypatch.setattr(tui.cli.print_cmd, "cmd_print", broken)
     for lang, words in (("zh", ("内部错误", "XF_TOUR_DEBUG=1", "回溯")), ("en", ("internal error", "traceback"))):
         assert main(["print", "mask", "--lang", lang]) == 1
         err = capsys.readouterr().err

@@ -10,8 +10,8 @@ import pytest
 import engine
 from engine import sizing
 from lessons.loader import load_lessons
+from tui.fill import fill
 from tui.format import format_value, human_bytes
-from tui.plain import fill
 
 # Llama 2 7B, written out: d_model, layers, heads, head_dim, FFN width, vocabulary
 D, L, H, HD, F, V = 4096, 32, 32, 128, 11008, 32000

@@ -12,8 +12,8 @@ from rich.text import Text
 
 from engine.views import VIEWS
 from engine.views.core import HOMES
-from tui.plain import render_result
-from tui.textout import render_views, screen
+from tui.layout.blocks import render_result
+from tui.layout.terminal import render_views, screen
 
 from test_views import VARIANTS
 
@@ -25,7 +25,7 @@ def computed(i):
 
 
 def by_rich(pairs, lang, width, styled) -> str:
-    """What tui.cli.printout writes through Rich, for a console of this width, on a terminal or not."""
+    """What tui.cli.print_cmd writes through Rich, for a console of this width, on a terminal or not."""
     out = Console(file=io.StringIO(), width=width, force_terminal=styled, color_system="standard" if styled else None,
                   highlight=False, emoji=False, soft_wrap=False)
     with out.capture() as captured:

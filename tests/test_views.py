@@ -132,7 +132,7 @@ def test_every_table_fits_80_cells_unsqueezed(view_id, settings, lang):
     """Measured at its natural width, so Rich cannot hide an overflow by wrapping cells."""
     from rich.cells import cell_len
 
-    from tui.plain import table_width
+    from tui.layout.tables import table_width
     for table in engine.run_view(view_id, settings).tables:
         assert table_width(table, lang) <= 80 and cell_len(table.title(lang)) <= 80, (view_id, table.key)
 

@@ -1,8 +1,9 @@
-"""Does every step fit? Each page of each lesson laid out by tui/page.py at 80x24, as check-lessons runs it."""
+"""Does every step fit? Each page of each lesson laid out by tui/layout/screen.py at 80x24, as check-lessons runs it."""
 
 from engine.views import fmt_value
 
-from .page import MESSAGE_LINES, MIN_HEIGHT, MIN_WIDTH, PAD, build, idle_message, message_overflow, training_panel
+from .layout.screen import MESSAGE_LINES, MIN_HEIGHT, MIN_WIDTH, PAD, message_overflow, training_panel
+from .page import build, idle_message
 
 
 def fit_problems(lessons, width: int = MIN_WIDTH, height: int = MIN_HEIGHT, only=None) -> list:
@@ -81,7 +82,7 @@ def fit_problems(lessons, width: int = MIN_WIDTH, height: int = MIN_HEIGHT, only
 
 def fill_hint(step, experiment, result, lang: str) -> str:
     """An experiment's hint on a step, filled at a result."""
-    from .plain import fill
+    from .fill import fill
     return fill(step.hint(experiment, lang), result, lang)
 
 
@@ -96,7 +97,8 @@ def question_overflow(tour, question, width: int, lang: str, footer_lines: int) 
     reveal (the verdict and figures on one line, the sentence on why on the other), and its footer."""
     from rich.cells import cell_len
 
-    from .page import footer_items, footer_lines as lay_out
+    from .layout.screen import footer_lines as lay_out
+    from .page import footer_items
     from .quiz import NotPosable, ask_lines, reveal_lines
 
     i = tour.lesson.questions.index(question)

@@ -2,8 +2,6 @@
 
 import math
 
-from rich.cells import cell_len
-
 UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 
 
@@ -53,97 +51,16 @@ def format_value(value, fmt: str, lang: str) -> str:
     return text
 
 
+def settings_line(params: dict) -> str:
+    """The current settings as name=value, the form every screen shows."""
+    from engine.views import fmt_value
+
+    return " ".join(f"{k}={fmt_value(v)}" for k, v in params.items())
+
+
 def is_numeric(fmt: str) -> bool:
     """Numbers are right-aligned; text is not."""
     return fmt != "text"
-
-
-# Punctuation that must not start a line, and openers that must not end one (Chinese line breaking).
-NO_LINE_START = set("，。、；：？！）」』》〉％")
-NO_LINE_END = set("（「『《〈")
-QUOTE_CELLS = 40  # a 「quoted phrase」 up to this wide is never split across lines
-
-
-def _is_wide(ch: str) -> bool:
-    return cell_len(ch) == 2
-
-
-def _atoms(text: str) -> list[tuple[int, int]]:
-    """Break points as (start, end) offsets: a run of Latin letters and digits is one atom, each wide
-    character is its own, and a short 「quoted phrase」 is one."""
-    atoms, start, i = [], None, 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "「":
-            close = text.find("」", i)
-            if close != -1 and cell_len(text[i:close + 1]) <= QUOTE_CELLS:
-                if start is not None:
-                    atoms.append((start, i))
-                    start = None
-                atoms.append((i, close + 1))
-                i = close + 1
-                continue
-        if ch == " " or _is_wide(ch):  # ASCII punctuation stays with its word: 6.7e-16 is one atom
-            if start is not None:
-                atoms.append((start, i))
-                start = None
-            atoms.append((i, i + 1))
-        elif start is None:
-            start = i
-        i += 1
-    if start is not None:
-        atoms.append((start, len(text)))
-    return atoms
-
-
-def wrap_spans(text: str, width: int) -> list[tuple[int, int]]:
-    """Wrap one paragraph to `width` terminal cells, as (start, end) offsets of each line: between words,
-    or between any two CJK characters, never putting a closing mark at the start of a line or an
-    opening one at its end. Spaces at a line's ends are left out."""
-    lines, line = [], []  # line: atoms (start, end)
-
-    def cells(parts):
-        return cell_len(text[parts[0][0]:parts[-1][1]]) if parts else 0
-
-    def close(parts):
-        while parts and text[parts[-1][0]:parts[-1][1]] == " ":
-            parts = parts[:-1]
-        if parts:
-            lines.append((parts[0][0], parts[-1][1]))
-
-    for atom in _atoms(text):
-        word = text[atom[0]:atom[1]]
-        if word == " " and not line:
-            continue
-        if not line or cell_len(text[line[0][0]:atom[1]]) <= width:
-            line.append(atom)
-            continue
-        carry = []
-        if word in NO_LINE_START:  # take the previous character down with the mark
-            while line and (not carry or text[carry[0][0]:carry[0][1]] in NO_LINE_START) and len(line) > 1:
-                carry.insert(0, line.pop())
-                if text[carry[0][0]:carry[0][1]] not in NO_LINE_START:
-                    break
-        while line and text[line[-1][0]:line[-1][1]] in NO_LINE_END and len(line) > 1:
-            carry.insert(0, line.pop())
-        close(line)
-        line = carry + [atom]
-        while line and text[line[0][0]:line[0][1]] == " ":
-            line.pop(0)
-    close(line)
-    return lines
-
-
-def wrap_cells(text: str, width: int) -> list[str]:
-    """Wrap one paragraph to `width` terminal cells (see wrap_spans)."""
-    return [text[a:b] for a, b in wrap_spans(text, width)]
-
-
-def wrap_text(text: str, width: int, style: str = ""):
-    """A rich Text of `text` wrapped with wrap_cells: CJK lines break between characters, not at spaces."""
-    from rich.text import Text
-
-    return Text("\n".join(wrap_cells(text, max(10, width))), style=style)
 
 
 def _cjk(ch: str) -> bool:

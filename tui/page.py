@@ -1,40 +1,20 @@
-"""One step as one screen: the layout the lesson screen draws and check-lessons measures (tui/fit.py).
-
-Everything here is Rich, not Textual, so the same code decides what the app shows and whether a step
-fits 80x24 before any app runs. From top to bottom a page is:
-
-    title      the lesson and the step, one line (two if the step's title is long)
-    body       the step's tables, then its prose; from 120 columns, side by side
-    message    two lines: what the last key changed and what to look for, or what the keys do
-    footer     every experiment key with its setting as name=value, the view's other settings,
-               then the keys that move and show things
-
-A step fits when the whole page needs no more lines than the window has: then nothing scrolls.
+"""One step as one screen: what its page says (the title, the step's tables and prose, the message, the footer's
+keys), and what the last key changed. Where each part sits at a width is tui/layout/screen.py's: the page hands
+it the parts once.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rich.cells import cell_len
-from rich.console import Group
-from rich.table import Table
-from rich.text import Text
 
 from engine.errors import EngineError
 from engine.views import Result, fmt_value
-from lessons.template import printable
 
-from .format import format_value, wrap_spans
+from .fill import fill_marked, ref_label  # noqa: F401  (ref_label: the lesson screen's, as page.ref_label)
+from .format import format_value, settings_line
 from .i18n import t
-from .plain import MARK, fill_marked, prose, ref_label, render_tables, settings_line, table_width  # noqa: F401
-from .widgets.flat import flatten
-
-MIN_WIDTH, MIN_HEIGHT = 80, 24  # the smallest window the tour runs in, and the one every step must fit
-WIDE = 120                      # from this width on, the prose sits beside the tables
-PROSE_MIN, PROSE_MAX = 40, 72   # the prose column's width when beside the tables
-GUTTER = 3                      # cells between the tables and the prose
-PAD = 1                         # cells of padding on each side of every line
-MESSAGE_LINES = 2
-TRAINING_LINES = 3              # the live-training panel, on the step whose key starts it
+from .layout import screen
+from .layout.screen import MIN_WIDTH, Body, Page
 
 
 @dataclass(frozen=True)
@@ -119,41 +99,6 @@ def same_place(before: Result, after: Result, ref: str, lang: str) -> bool:
 
 # --- the parts of a page ----------------------------------------------------------------
 
-def title_lines(lesson, index: int, pages: int, step_title: str, lang: str, width: int) -> list[Text]:
-    """The lesson and the step on one line; the lesson's title is shortened before the step's is. A lesson's
-    pages are its steps and the recap, which `o`, `lessons` and `print` count as its last step too."""
-    room = width - 2 * PAD
-    head = f"{lesson.order}. "
-    step = f"{index + 1}/{pages} {printable(step_title)}"
-    name = full = printable(lesson.title(lang))
-    spare = room - cell_len(head) - 2 - cell_len(step)
-    if cell_len(name) > spare:
-        name = shorten(name, spare)
-    line = Text.assemble((head + name, "bold"), "  " if name else "", (step, ""))
-    if cell_len(line.plain) <= room:
-        return [line]
-    return [Text(head + full, style="bold"), *_wrap(step, room)]
-
-
-def shorten(text: str, cells: int) -> str:
-    """text cut to at most `cells` cells, ending in "..." (ASCII: the ellipsis character is ambiguous width)."""
-    if cell_len(text) <= cells:
-        return text
-    if cells < 8:
-        return ""
-    out = ""
-    for ch in text:
-        if cell_len(out + ch) > cells - 3:
-            break
-        out += ch
-    return out.rstrip() + "..."
-
-
-def _wrap(text: str, width: int, style: str = "") -> list[Text]:
-    text = printable(text)  # pitfalls, hints and notices quote lesson text
-    return [Text(text[a:b], style=style) for a, b in wrap_spans(text, width)] or [Text("")]
-
-
 @dataclass
 class Key:
     """One item of the footer: a key (or none, for a setting no key changes) and what it does."""
@@ -163,178 +108,6 @@ class Key:
     live: bool = True
     marked: bool = False
     newline: bool = False  # start a new line before this item
-
-
-def footer_lines(items: list[Key], width: int) -> list[Text]:
-    """The footer wrapped to `width`: lit keys in reverse video, the rest dimmed; a changed setting underlined."""
-    room, lines, line, used = width - 2 * PAD, [], Text(), 0
-    for item in items:
-        piece = (cell_len(item.key) + 1 if item.key else 0) + cell_len(item.label)
-        if used and (item.newline or used + 2 + piece > room):
-            lines.append(line)
-            line, used = Text(), 0
-        elif used:
-            line.append("  ")
-            used += 2
-        if item.key:
-            line.append(item.key, style="bold reverse" if item.live else "dim")
-            line.append(" ")
-        style = ("" if item.key else "dim") if item.live else "dim"
-        line.append(item.label, style=f"{style} {MARK}".strip() if item.marked else style)
-        used += piece
-    lines.append(line)
-    return lines
-
-
-def message_lines(head: str, tail: str, width: int, style: str = "italic") -> Text:
-    """The two message lines: `head` on the first (shortened to fit), `tail` wrapped below it."""
-    room = width - 2 * PAD
-    head = printable(head)
-    lines = [Text(head if cell_len(head) <= room else shorten(head, room), style="bold")] if head else []
-    lines += _wrap(tail, room, style) if tail else []
-    text = Text("\n").join(lines[:MESSAGE_LINES])
-    text.no_wrap, text.overflow = True, "ignore"
-    return text
-
-
-def message_overflow(head: str, tail: str, width: int) -> int:
-    """How many lines the message would need beyond its two."""
-    room = width - 2 * PAD
-    need = (1 if head else 0) + (len(wrap_spans(tail, room)) if tail else 0)
-    return max(0, need - MESSAGE_LINES)
-
-
-# --- the body -------------------------------------------------------------------------------
-
-@dataclass
-class Body:
-    """A step's tables and prose, rendered, and how they sit."""
-
-    tables: Text
-    prose: Text
-    wide: bool              # prose beside the tables
-    tables_width: int       # cells the tables column takes
-    prose_width: int
-
-    @property
-    def lines(self) -> int:
-        t, p = _height(self.tables), _height(self.prose)
-        if self.wide:
-            return max(t, p)
-        return t + p + (1 if t and p else 0)
-
-
-    def text(self, height: int = 0) -> Text:
-        """The body as one block of lines: the tables, a blank line, the prose (or, wide, the prose
-        beside the tables), then blank lines up to `height`. One block of a fixed height means a key
-        press repaints only the lines that changed, never the whole screen."""
-        tables = list(self.tables.split("\n", allow_blank=True)) if self.tables.plain else []
-        prose = list(self.prose.split("\n", allow_blank=True)) if self.prose.plain else []
-        if self.wide:
-            lines = []
-            for i in range(max(len(tables), len(prose))):
-                line = tables[i].copy() if i < len(tables) else Text()
-                if i < len(prose):
-                    line.append(" " * (self.tables_width + GUTTER - cell_len(line.plain)))
-                    line.append_text(prose[i])
-                lines.append(line)
-        else:
-            lines = tables + ([Text()] if tables and prose else []) + prose
-        lines += [Text()] * (height - len(lines))
-        text = Text("\n").join(lines)
-        text.no_wrap, text.overflow = True, "ignore"
-        return text
-
-
-def _height(text: Text) -> int:
-    return text.plain.count("\n") + 1 if text.plain else 0
-
-
-def _tables(result, other, step, lang, width, marks, beside, colors):
-    """The step's tables, and its compare variant below them or beside them, as one renderable."""
-    def tables_of(r, m):
-        return render_tables(r, step.tables, lang, width if not beside else (width - GUTTER) // 2, rule=False,
-                             rows=step.rows, marks=m, colors=colors)
-
-    main = tables_of(result, marks)
-    if other is None:
-        return Group(*main)
-    label = "beside" if beside else "below"
-    head = Text(t(label, lang, settings=settings_line(other.params)), style="bold")
-    if beside:
-        grid = Table.grid(padding=(0, GUTTER))
-        grid.add_column()
-        grid.add_column()
-        grid.add_row(Group(*main), Group(head, *tables_of(other, None)))
-        return grid
-    return Group(*main, head, *tables_of(other, None))
-
-
-def _natural_width(result, other, step, lang) -> int:
-    """Cells the step's tables need at their widest, one variant under the other."""
-    widths = [0]
-    for r in (result, other):
-        if r is None:
-            continue
-        shown = [tb for tb in r.tables if not step.tables or tb.key in step.tables]
-        widths += [max(table_width(tb, lang), cell_len(tb.title(lang))) for tb in shown]
-    return max(widths)
-
-
-def shows(result: Result, step, lang: str) -> tuple:
-    """What a step's tables show at a result, as text: two results that show the same are one."""
-    return tuple((tb.key, tuple(tuple(format_value(v, c.fmt, lang) for v, c in zip(row, tb.columns))
-                                for row in tb.rows))
-                 for tb in result.tables if not step.tables or tb.key in step.tables)
-
-
-def body(result: Result, other: Result | None, step, lang: str, width: int, marks: Marks = Marks(),
-         training: Text | None = None, colors: str = "mono") -> Body:
-    """The tables and the prose of a step at a screen width. Below WIDE, the prose sits under the tables;
-    from WIDE, beside them when both fit, the tables taking what they need and the prose the rest.
-    `colors`: how heatmaps are shaded for this terminal (tui/heat.py)."""
-    if other is not None and shows(other, step, lang) == shows(result, step, lang):
-        other = None  # a compare variant identical to the main one says nothing
-    room = width - 2 * PAD
-    natural = _natural_width(result, other, step, lang)
-    beside_pair = other is not None and 2 * natural + GUTTER <= room - GUTTER - PROSE_MIN
-    tables_w = (2 * natural + GUTTER if beside_pair else natural)
-    wide = width >= WIDE and tables_w + GUTTER + PROSE_MIN <= room
-    if wide:
-        prose_w = min(PROSE_MAX, room - tables_w - GUTTER)
-    else:
-        tables_w, prose_w, beside_pair = room, room, False
-    tables = flatten(_tables(result, other, step, lang, tables_w, marks, beside_pair, colors), tables_w)
-    _strip_blank_tail(tables)
-    if training is not None:
-        tables = Text("\n").join([tables, training]) if tables.plain else training
-    text, char_marks = fill_marked(step.text(lang), result, lang, marks.refs)
-    prose_text = Text("\n").join(prose(text, prose_w, marks=char_marks, gap=True)[:-1])
-    prose_text.no_wrap, prose_text.overflow = True, "ignore"
-    return Body(tables, prose_text, wide, tables_w, prose_w)
-
-
-def _strip_blank_tail(text: Text) -> None:
-    """Drop the blank lines after the last table: the gap below is the layout's to set."""
-    plain = text.plain
-    cut = len(plain.rstrip("\n "))
-    if cut < len(plain):
-        text.right_crop(len(plain) - cut)
-
-
-# --- a whole page ---------------------------------------------------------------------------------
-
-@dataclass
-class Page:
-    title: list[Text]
-    body: Body
-    message: Text
-    footer: list[Text]
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def lines(self) -> int:
-        return len(self.title) + self.body.lines + MESSAGE_LINES + len(self.footer)
 
 
 BRIEF = 24  # cells of a text setting's value in the footer: the text is shown whole on the page, begun here
@@ -400,29 +173,61 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
 WORKBENCH_LESSONS = ("params", "kvcache")  # lessons whose w key opens the sizing workbench
 
 
+def shows(result: Result, step, lang: str) -> tuple:
+    """What a step's tables show at a result, as text: two results that show the same are one."""
+    return tuple((tb.key, tuple(tuple(format_value(v, c.fmt, lang) for v, c in zip(row, tb.columns))
+                                for row in tb.rows))
+                 for tb in result.tables if not step.tables or tb.key in step.tables)
+
+
+def _compared(result: Result, other: Result | None, step, lang: str) -> Result | None:
+    """The step's compare variant, None where it shows what the result shows: then it says nothing."""
+    return None if other is not None and shows(other, step, lang) == shows(result, step, lang) else other
+
+
+def body(result: Result, other: Result | None, step, lang: str, width: int, marks: Marks = Marks(),
+         training=None, colors: str = "mono") -> Body:
+    """The tables and the prose of a step at a screen width (tui/layout/screen.py body), its prose filled at the
+    result with the numbers the last key changed marked. `colors`: how heatmaps are shaded (tui/heat.py)."""
+    other = _compared(result, other, step, lang)
+    text, char_marks = fill_marked(step.text(lang), result, lang, marks.refs)
+    return screen.body(result, other, step, lang, width, marks, text, char_marks, _heads(other, lang), training,
+                       colors)
+
+
+def _heads(other: Result | None, lang: str) -> dict:
+    """The head of a step's compare variant, below the tables and beside them."""
+    if other is None:
+        return {}
+    settings = settings_line(other.params)
+    return {label: t(label, lang, settings=settings) for label in ("below", "beside")}
+
+
 def recap_body(tour, width: int) -> Body:
-    """The page after a lesson's last step: the lesson is done, what to remember, and what comes next."""
-    lang, lesson, room = tour.lang, tour.lesson, width - 2 * PAD
+    """The page after a lesson's last step (tui/layout/screen.py recap)."""
+    return screen.recap(recap_parts(tour), width)
+
+
+def recap_parts(tour) -> list[tuple[str, str, str]]:
+    """What the page after a lesson's last step says: the lesson is done, what to remember, and what comes next.
+    Each part is (kind, text, style), as tui/layout/screen.py recap lays it out."""
+    lang, lesson = tour.lang, tour.lesson
     seen = tour.seen_steps(lesson)
-    lines = _wrap(t("recap_done", lang, seen=seen, n=len(lesson.steps) + 1), room, "bold")
-    lines += _score_lines(tour, room)
+    parts = [("wrap", t("recap_done", lang, seen=seen, n=len(lesson.steps) + 1), "bold")]
+    parts += _score_parts(tour)
     if lesson.pitfalls:
-        lines += [Text(""), Text(t("recap_remember", lang), style="bold")]
-        for p in lesson.pitfalls:
-            wrapped = _wrap(p(lang), room - 2)
-            lines += [Text("- ") + wrapped[0], *(Text("  ") + w for w in wrapped[1:])]
+        parts += [("line", "", ""), ("line", t("recap_remember", lang), "bold")]
+        parts += [("item", p(lang), "") for p in lesson.pitfalls]
     following = tour.following_lesson()
-    lines.append(Text(""))
-    lines += _wrap(t("recap_next", lang, order=following.order, title=following.title(lang))
-                   if following is not None else t("recap_last", lang), room)
-    text = Text("\n").join(lines)
-    text.no_wrap, text.overflow = True, "ignore"
-    return Body(Text(""), text, False, room, room)
+    parts.append(("line", "", ""))
+    parts.append(("wrap", t("recap_next", lang, order=following.order, title=following.title(lang))
+                  if following is not None else t("recap_last", lang), ""))
+    return parts
 
 
-def _score_lines(tour, room: int) -> list[Text]:
+def _score_parts(tour) -> list[tuple[str, str, str]]:
     """The lesson's questions on its recap: how many were right, and the first one missed with its answer."""
-    from .plain import fill
+    from .fill import fill
     from .quiz import NotPosable, figures, setting_change
 
     lang, lesson = tour.lang, tour.lesson
@@ -430,60 +235,56 @@ def _score_lines(tour, room: int) -> list[Text]:
         return []
     right, answered, n = tour.score()
     rest = t("recap_score_rest", lang, skipped=n - answered) if answered < n else ""
-    lines = _wrap(t("recap_score", lang, right=right, n=n, rest=rest), room)
+    parts = [("wrap", t("recap_score", lang, right=right, n=n, rest=rest), "")]
     missed = tour.missed()
     if missed is not None:
         try:
             posed = tour.pose_first(missed)
         except (NotPosable, EngineError):  # a learner's own lesson: the checker says why
-            return lines
+            return parts
         ask = fill(missed.ask(lang), posed.before, lang)
-        lines += _wrap(t("recap_missed", lang, ask=ask, setting=setting_change(posed), answer=figures(posed, lang),
-                         why=fill(missed.why(lang), posed.after, lang)), room, "italic")
-    return lines
+        parts.append(("wrap", t("recap_missed", lang, ask=ask, setting=setting_change(posed),
+                                answer=figures(posed, lang), why=fill(missed.why(lang), posed.after, lang)), "italic"))
+    return parts
 
 
-def build(tour, width: int, lit=None, marks: Marks = Marks(), message: Text | None = None,
-          training: Text | None = None, training_running: bool = False) -> Page:
-    """The current step of a tour as a page at this width. `lit` decides which keys are lit (by default
-    the exact test: the key changes what the step shows)."""
+def build(tour, width: int, lit=None, marks: Marks = Marks(), message=None, training=None,
+          training_running: bool = False) -> Page:
+    """The current step of a tour as a page at this width: its parts, then their places (tui/layout/screen.py
+    page). `lit` decides which keys are lit (by default the exact test: the key changes what the step shows)."""
     lit = lit or tour.applies
     lang, lesson = tour.lang, tour.lesson
-    title = title_lines(lesson, tour.step_index, tour.pages(), tour.page_title(), lang, width)
+    heading = (lesson, tour.step_index, tour.pages(), tour.page_title(), lang)
+    footer = footer_items(tour, lit, marks, training_running)
+    idle_texts = idle_choices(tour) if message is None else ("", None)
     if tour.on_recap():
-        page_body = recap_body(tour, width)
-    else:
-        page_body = body(tour.result(), tour.compare_result(), tour.step, lang, width, marks, training)
-    footer = footer_lines(footer_items(tour, lit, marks, training_running), width)
-    if message is None:
-        message = message_lines("", idle_message(tour, width), width, style="dim")
-    return Page(title, page_body, message, footer)
+        return screen.page(heading, width, footer, message, idle_texts, recap_parts=recap_parts(tour))
+    result, step = tour.result(), tour.step
+    other = _compared(result, tour.compare_result(), step, lang)
+    text, char_marks = fill_marked(step.text(lang), result, lang, marks.refs)
+    return screen.page(heading, width, footer, message, idle_texts,
+                       step=((result, other, step, lang), (marks, text, char_marks, _heads(other, lang), training)))
 
 
 def idle_message(tour, width: int = MIN_WIDTH, lit=None) -> str:
+    """What the keys do, before any is pressed on this step (idle_choices), as it fits the width."""
+    return screen.idle(*idle_choices(tour, lit), width)
+
+
+def idle_choices(tour, lit=None) -> tuple[str, str | None]:
     """What the keys do, before any is pressed on this step: each key that works here (by `lit`, by default
-    every key whose setting the step has) and its title, then how the keys behave if that still fits."""
+    every key whose setting the step has) and its title; and that with how the keys behave, or None where
+    there is nothing more to say. The page shows the longer where it fits."""
     lang = tour.lang
     if tour.on_recap():
-        return t("recap_keys", lang)
+        return t("recap_keys", lang), None
     if tour.settings().get("run") == "yours":  # the learner's own weights: what is theirs, and what is not
-        return t("yours_idle", lang, name=tour.weights or "")
+        return t("yours_idle", lang, name=tour.weights or ""), None
     live = [x for x in tour.lesson.experiments if (lit or tour.takes)(x)]
     if not live:
-        return t("no_experiments_here", lang)
+        return t("no_experiments_here", lang), None
     sep = "；" if lang == "zh" else "; "
     keys = t("try", lang, keys=sep.join(f"{x.key} {x.title(lang)}" for x in live))
     if all(x.action is not None for x in live):  # a key that runs something moves no setting
-        return keys
-    full = keys + t("try_more", lang)
-    return full if not message_overflow("", full, width) else keys
-
-
-def training_panel(lines: list) -> Text:
-    """The live-training panel: exactly TRAINING_LINES lines (texts, or Texts with their curves), so the step's
-    layout does not jump."""
-    lines = (lines + [""] * TRAINING_LINES)[:TRAINING_LINES]
-    text = Text("\n").join(line if isinstance(line, Text) else Text(line, style="bold" if i == 0 else "")
-                           for i, line in enumerate(lines))
-    text.no_wrap, text.overflow = True, "ignore"
-    return text
+        return keys, None
+    return keys, keys + t("try_more", lang)

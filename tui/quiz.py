@@ -156,7 +156,7 @@ def setting_change(posed: Posed) -> str:
 
 def ask_lines(posed: Posed, lang: str) -> tuple[str, str]:
     """The two message lines of a question: what the key will do and the question; then the options."""
-    from .plain import fill
+    from .fill import fill
 
     q = posed.question
     colon = "：" if lang == "zh" else ": "
@@ -169,7 +169,7 @@ def ask_lines(posed: Posed, lang: str) -> tuple[str, str]:
 
 def reveal_lines(posed: Posed, choice: str, lang: str) -> tuple[str, str]:
     """The two message lines after an answer: right or not, the true figures, then the one sentence on why."""
-    from .plain import fill
+    from .fill import fill
 
     verdict = t_("right" if posed.grade(choice) else "wrong", lang)
     sep = "：" if lang == "zh" else ": "
@@ -179,7 +179,7 @@ def reveal_lines(posed: Posed, choice: str, lang: str) -> tuple[str, str]:
 
 def figures(posed: Posed, lang: str) -> str:
     """The right option and the true figures that decide it: before -> after, or the two compared."""
-    from .plain import ref_label
+    from .fill import ref_label
 
     q = posed.question
     comma, stop = ("，", "。") if lang == "zh" else (", ", ". ")

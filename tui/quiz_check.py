@@ -8,7 +8,7 @@ from lessons.check import variants
 from lessons.loader import LANGS, Lesson, LessonError, Step, applies, cut
 from lessons.template import TemplateError
 
-from .plain import fill
+from .fill import fill
 from .quiz import NotPosable, next_value, pose
 
 

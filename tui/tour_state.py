@@ -201,8 +201,8 @@ class Tour:
 
     def shown(self, result: Result) -> tuple:
         """What a step puts on screen from a result: its tables and its filled prose."""
+        from .fill import fill
         from .page import shows
-        from .plain import fill
 
         return shows(result, self.step, self.lang), fill(self.step.text(self.lang), result, self.lang)
 

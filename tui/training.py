@@ -94,7 +94,7 @@ class LiveTraining:
         """The live-training panel's text, or None when no run is going or finished."""
         if self.state is None:
             return None
-        from .page import training_panel
+        from .layout.screen import training_panel
         return training_panel(self.state["lines"])
 
     def toggle(self, key: str = "4") -> None:

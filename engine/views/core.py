@@ -201,7 +201,7 @@ class Series:
 @record
 class Chart:
     """A picture of numbers the view also gives in a table (or in its facts), so the exact values stay one
-    key away. Data only: the screen draws it (tui/charts.py).
+    key away. Data only: the screen draws it (tui/layout/charts.py).
 
         line    each series against x, on shared axes
         strips  each series against x in a strip of its own, one under the other (small multiples)

@@ -4,7 +4,7 @@ import io
 
 from rich.console import Console
 
-from tui.plain import render_lesson
+from tui.printer import render_lesson
 
 from .cli import ROOT
 

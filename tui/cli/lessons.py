@@ -56,7 +56,7 @@ def cmd_lessons(args, lang) -> int:
     through, the recap included, as the title line does ("1/7")."""
     lessons = lessons_for(args)
     if args.json:
-        from ..plain import dumps
+        from ..printer import dumps
         print(dumps([{"id": x.id, "order": x.order, "title": {"zh": x.title.zh, "en": x.title.en},
                       "steps": len(x.steps) + 1, "experiments": len(x.experiments)} for x in lessons]))
         return 0

@@ -1,7 +1,7 @@
 """xf-tour params: a model's itemised parameter count, memory and KV cache."""
 
 from .parser import config_from
-from .printout import _emit
+from .print_cmd import _emit
 
 
 def cmd_params(args, lang) -> int:
@@ -12,7 +12,7 @@ def cmd_params(args, lang) -> int:
     context = Param("--context", "int", None, Tr("", ""), 1, sizing.MAX_CONTEXT).parse(args.context)
     cfg, name, published = config_from(args)
     if args.json:
-        from ..plain import dumps
+        from ..printer import dumps
         print(dumps({"preset": name, **sizing.report(cfg, context, published)}))
         return 0
     from engine.views import get_view, params_settings

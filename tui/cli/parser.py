@@ -79,7 +79,7 @@ def print_args(argv) -> SimpleNamespace | None:
             return None
         closed = bool(views)
     return SimpleNamespace(lesson=None, learner=None, weights=None, command="print", views=views, set=[],
-                           json="--json" in flags, plot="--plot" in flags, answers=False, run="printout:cmd_print",
+                           json="--json" in flags, plot="--plot" in flags, answers=False, run="print_cmd:cmd_print",
                            **({"lang": lang} if lang else {}))
 
 
@@ -138,7 +138,7 @@ def build_parser(lang: str):
                       help=t("with --lesson: give each question's answer and why",
                              "与 --lesson 同用：给出每道题的答案和原因"))
     show.add_argument("--weights", metavar="FILE.npz", default=argparse.SUPPRESS, help=weights_help)
-    show.set_defaults(run="printout:cmd_print")
+    show.set_defaults(run="print_cmd:cmd_print")
 
     quiz = sub.add_parser("quiz", parents=[common],
                           help=t("the lessons' questions, each with the answer the engine gives",

@@ -40,10 +40,10 @@ def cmd_quiz(args, lang) -> int:
         settings.setdefault("run", "yours")
     asked = [ask_at(lesson, q, settings) for lesson, q in questions]  # all before any output, as print does
     if args.json:
-        from ..plain import dumps
+        from ..printer import dumps
         print(dumps([asked_json(a, lang) for a in asked]))
         return 0
-    from ..plain import write
+    from ..printer import write
     write(lambda out: render_asked(asked, lang, min(out.width, 80)))
     return 0
 
@@ -87,7 +87,7 @@ def ask_at(lesson, question, settings: dict) -> Asked:
 def asked_json(asked: Asked, lang: str) -> dict:
     """One question as `quiz --json` gives it: the answer is the letter of the right option, the true figure
     for a number question, None when there is no single answer (and `problem` says why)."""
-    from ..plain import jsonable
+    from ..printer import jsonable
     from ..quiz import LETTERS
 
     q, posed = asked.question, asked.posed
@@ -126,7 +126,7 @@ def question_lines(posed, lang: str, answers: bool = False) -> list[str]:
     """A posed question (tui/quiz.py) as the app asks it, without the key that skips it: what the key will do
     and the question, then the options; with `answers`, the right option (for a number, the true figure) and
     the figures that decide it, as the app reveals them, then the one sentence on why."""
-    from ..plain import fill
+    from ..fill import fill
     from ..quiz import LETTERS, ask_lines, figures
 
     q = posed.question
@@ -154,7 +154,8 @@ def render_asked(asked: list, lang: str, width: int):
 
     from lessons.safe import printable_line
 
-    from ..plain import prose, settings_line
+    from ..format import settings_line
+    from ..layout.wrap import prose
 
     if not asked:
         return Text("这些课程里没有题目" if lang == "zh" else "no questions in these lessons")

@@ -6,7 +6,7 @@ def cmd_views(args, lang) -> int:
     from engine.views import VIEWS, fmt_value
 
     if args.json:
-        from ..plain import dumps
+        from ..printer import dumps
         print(dumps([{"id": v.id, "title": v.title(lang),
                       "params": [{"name": p.name, "default": p.default, "allowed": p.allowed()(lang),
                                   "help": p.help(lang)} for p in v.params]} for v in VIEWS.values()]))

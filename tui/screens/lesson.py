@@ -1,5 +1,5 @@
-"""The lesson screen: one step as one screen (see tui/page.py for the layout), the keys that run its
-experiments, and the marks that show what the last key changed."""
+"""The lesson screen: one step as one screen (tui/page.py says what it shows, tui/layout/screen.py where), the
+keys that run its experiments, and the marks that show what the last key changed."""
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -17,8 +17,9 @@ from engine.views import fmt_value
 from lessons.template import pieces
 
 from .. import page
+from ..fill import fill
 from ..i18n import t
-from ..plain import fill
+from ..layout import screen as page_layout
 from ..widgets.lines import Lines
 from .asking import Asking
 from .editing import MAX_TYPED, Editing, Line
@@ -148,7 +149,7 @@ class LessonScreen(Asking, Editing, Screen):
 
     def _redraw(self) -> None:
         w, h = self.app.size
-        small = w < page.MIN_WIDTH or h < page.MIN_HEIGHT
+        small = w < page_layout.MIN_WIDTH or h < page_layout.MIN_HEIGHT
         if small and self.editing:  # the line goes with the message lines it stands in for
             self.close_editor()
         self.set_class(small, "-small")
@@ -180,7 +181,7 @@ class LessonScreen(Asking, Editing, Screen):
         run = tour.pending_run()
         if run is not None:  # a slow view: compute it off the UI thread, and say so meanwhile
             self._set("message", ("computing", run, w),
-                      lambda: page.message_lines("", tour.computing_text(), w, "italic"))
+                      lambda: page_layout.message_lines("", tour.computing_text(), w, "italic"))
             if self._computing is None:  # one thread at a time: when it is done, a view still pending starts the next
                 self._computing = run
                 self._compute(*run)
@@ -192,14 +193,14 @@ class LessonScreen(Asking, Editing, Screen):
             self._refused(err)
             return
         where = (lang, tour.lesson_index, tour.step_index)
-        title = page.title_lines(tour.lesson, tour.step_index, tour.pages(), tour.page_title(), lang, w)
+        title = page_layout.title_lines(tour.lesson, tour.step_index, tour.pages(), tour.page_title(), lang, w)
         self._set("title", ("title", where, w), lambda: Text("\n").join(title))
         items = self.footer = page.footer_items(tour, self._lit, self._marks, self.app.training.running,
                                                 self.asking, self.editing)
-        footer = page.footer_lines(items, w)
+        footer = page_layout.footer_lines(items, w)
         self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked, i.newline) for i in items), w),
                   lambda: Text("\n").join(footer))
-        height = h - len(title) - page.MESSAGE_LINES - len(footer)  # what the body has: it fills it all
+        height = h - len(title) - page_layout.MESSAGE_LINES - len(footer)  # what the body has: it fills it all
         training = self.app.training.panel() if self._training_here() else None
         over = self.query_one("#body").has_class("-overflow")  # then the scroll bar takes a column
         self._set("page", ("body", where, result, other, w, height, over, self._marks, str(training)),
@@ -224,13 +225,14 @@ class LessonScreen(Asking, Editing, Screen):
         lines = self.question_lines()
         if lines is not None:
             head, tail, style = lines
-            self._set("message", ("quiz", head, tail, style, w), lambda: page.message_lines(head, tail, w, style))
+            self._set("message", ("quiz", head, tail, style, w),
+                      lambda: page_layout.message_lines(head, tail, w, style))
         elif self._note is not None:
             head, tail, style = self._note
-            self._set("message", ("note", self._note, w), lambda: page.message_lines(head, tail, w, style))
+            self._set("message", ("note", self._note, w), lambda: page_layout.message_lines(head, tail, w, style))
         else:
             idle = page.idle_message(self.tour, w, self._lit)
-            self._set("message", ("idle", idle, w), lambda: page.message_lines("", idle, w, "dim"))
+            self._set("message", ("idle", idle, w), lambda: page_layout.message_lines("", idle, w, "dim"))
 
     def _mark_overflow(self) -> None:
         """If the body must scroll (only a learner's own over-long step can), say so plainly on its border."""
@@ -373,7 +375,7 @@ class LessonScreen(Asking, Editing, Screen):
             a, b = (fill("{%s}" % ref, r, lang) for r in (before, after))
             more = ("：" if lang == "zh" else ": ") if i == 0 else sep
             figure = f"{more}{page.ref_label(after, ref, lang)} {a} -> {b}"
-            if cell_len(head + figure) > w - 2 * page.PAD:
+            if cell_len(head + figure) > w - 2 * page_layout.PAD:
                 break
             head += figure
         self._hold_lit()

@@ -15,7 +15,7 @@ from lessons.estimate import ASK_S, LOOK_S, PRESS_S, READ_CHARS, READ_WORDS, min
 from lessons.template import printable
 
 from ..i18n import t
-from ..page import shorten
+from ..layout.wrap import shorten
 from . import ClosesOnce
 
 CHROME = 10  # cells of a line the box and the list take at 80 columns (96% wide, border, padding, scrollbar)

@@ -10,9 +10,10 @@ from textual.widgets import Static
 
 from engine.views import VIEWS
 
+from ..format import settings_line
 from ..i18n import t
-from ..plain import render_tables, settings_line
-from ..widgets.flat import flatten
+from ..layout.blocks import render_tables
+from ..layout.flatten import flatten
 from . import ClosesOnce
 
 

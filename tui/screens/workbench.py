@@ -12,11 +12,12 @@ from textual.widgets import Input, Label, Static
 from engine import sizing
 from engine.sizing import SOURCES
 
-from ..format import format_value, human_bytes, short_count, wrap_text
+from ..format import format_value, human_bytes, short_count
 from ..i18n import t
-from ..plain import PLAIN
+from ..layout.flatten import flatten
+from ..layout.tables import PLAIN
+from ..layout.wrap import wrap_text
 from ..widgets.field import Field
-from ..widgets.flat import flatten
 from ..widgets.keybar import KeyBar
 from ..workbench import FIELDS, Workbench
 from . import ClosesOnce
@@ -236,13 +237,14 @@ class WorkbenchScreen(ClosesOnce, Screen):
         return table
 
     def _shares(self, s, lang, style, width):
-        """Where the parameters live, as one stacked bar, with the pinned model's bar under it (tui/charts.py)."""
+        """Where the parameters live, as one stacked bar, with the pinned model's bar under it
+        (tui/layout/charts.py)."""
         from rich.console import Group
 
         from engine.views import Tr
         from engine.views.sizing import split_chart
 
-        from ..charts import render_chart
+        from ..layout.charts import render_chart
 
         models = [(s, _model_name(s, lang))]
         if self.bench.pinned is not None:

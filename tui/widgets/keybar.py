@@ -25,7 +25,8 @@ class KeyBar(Static):
         self._draw()
 
     def _draw(self) -> None:
-        from ..page import Key, footer_lines
+        from ..layout.screen import footer_lines
+        from ..page import Key
 
         width = self.size.width if self.size.width else 80
         self.update(Text("\n").join(footer_lines([Key(k, label, live) for k, label, live in self._items], width)))

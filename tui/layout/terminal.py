@@ -1,12 +1,12 @@
-"""`xf-tour print VIEW` without Rich's console: the same characters as tui/plain.py's Rich renderables.
+"""print's emitter: `xf-tour print VIEW` as the characters and SGR codes Rich's console writes, without it.
 
 Importing rich.console (with its styles, texts and tables) costs more than computing most views, so the
-printer lays the simple page of a view out itself: titles, wrapped prose, tables with an ASCII header
-rule, weight maps side by side, facts. It follows Rich's own rules step by step (column widths, cell
-padding, justification, which runs of text carry which style, the escape codes on a terminal), and
-wherever a page needs more than those rules (a line or table wider than the screen, a control
-character, a terminal Rich would treat specially) render_views returns None and Rich prints it.
-tests/test_textout.py compares the two renderers on every view, in both languages.
+printer writes the simple page of a view itself: titles, wrapped prose, tables with an ASCII header
+rule (laid out by tui/layout/tables.py, as for the page), weight maps side by side, facts. It follows the
+rest of Rich's rules (which runs of text carry which style, the escape codes on a terminal), and wherever
+a page needs more than those rules (a line or table wider than the screen, a control character, a
+terminal Rich would treat specially) render_views returns None and Rich prints tui/layout/blocks.py's
+render_result. tests/test_textout.py compares the two on every view, in both languages.
 """
 
 import os
@@ -14,13 +14,11 @@ import sys
 
 from rich.cells import cell_len
 
-from .format import format_value, is_numeric
-from .heat import table_styles
-from .plain import PLAIN, arrange, facts_lines, prose_runs, settings_line, table_width
+from ..format import settings_line
+from .tables import CONTROL, RULE, arrange, cut, facts_lines, justify, lay_out, table_width
+from .wrap import prose_runs
 
 _SGR = {"bold": "1", "dim": "2", "underline": "4", "reverse": "7"}  # Rich writes them in this order
-_CONTROL = frozenset(map(chr, (*range(32), 127)))  # Rich expands tabs, drops some, breaks lines on "\n"
-_RULE = PLAIN.head_row_horizontal  # the header rule's character
 
 
 class Fallback(Exception):
@@ -66,6 +64,7 @@ def screen(environ=os.environ, stdout=None) -> tuple[int, bool] | None:
 
 
 # --- texts: (plain, style, spans) as a Rich Text holds them, and the segments Rich cuts them into -----
+# A style here is a frozenset of SGR words: the union of the words over a run is its style.
 
 def _words(style: str) -> frozenset:
     words = frozenset(style.split())
@@ -76,13 +75,13 @@ def _words(style: str) -> frozenset:
 
 def text(plain: str, style: str = "", spans=()) -> tuple:
     """A Rich Text: its characters, its own style, and (start, end, style) spans over parts of it."""
-    if _CONTROL & set(plain):
+    if CONTROL & set(plain):
         raise Fallback(repr(plain))
     return plain, _words(style), list(spans)
 
 
 def prose_text(runs, style: str) -> tuple:
-    """A line of prose_runs() as plain.prose builds its Text: the indent, then each piece appended."""
+    """A line of prose_runs() as wrap.prose builds its Text: the indent, then each piece appended."""
     if not runs:
         return text("")
     plain, spans = runs[0][0], []
@@ -93,34 +92,14 @@ def prose_text(runs, style: str) -> tuple:
     return text(plain, style, spans)
 
 
-def justify(t: tuple, width: int, right: bool) -> tuple:
-    """The text padded to width as Rich justifies a cell: right strips trailing space, then pads left."""
+def segments(t: tuple, under=frozenset(), width: int = 0, right: bool = False) -> list:
+    """The (text, style) segments Rich writes for a text justified in `width` cells: cut wherever a span starts
+    or ends; `under` is the style of what holds it (a table cell, a row)."""
     plain, style, spans = t
-    if right:
-        plain = plain.rstrip()
-        spans = [(a, min(b, len(plain)), s) for a, b, s in spans if a < len(plain)]
-    pad = width - cell_len(plain)
-    if pad < 0:
-        raise Fallback("a text wider than its column")
-    if right:
-        return " " * pad + plain, style, [(a + pad, b + pad, s) for a, b, s in spans]
-    return plain + " " * pad, style, spans
-
-
-def segments(t: tuple, under=frozenset()) -> list:
-    """The (text, style) segments Rich writes for a text: cut wherever a span starts or ends; `under` is
-    the style of what holds it (a table cell, a row)."""
-    plain, style, spans = t
-    cuts = sorted({0, len(plain), *(a for a, _, _ in spans), *(b for _, b, _ in spans)})
-    out = []
-    for a, b in zip(cuts, cuts[1:]):
-        if b > a:
-            words = under | style
-            for sa, sb, s in spans:
-                if sa <= a and b <= sb:
-                    words = words | s
-            out.append((plain[a:b], words))
-    return out
+    if width:
+        plain, spans = justify((plain, style, spans), width, right)
+        style = frozenset()
+    return [(piece, under | style | frozenset().union(*(words or ()))) for piece, words in cut(plain, spans) if piece]
 
 
 def width_of(runs) -> int:
@@ -133,47 +112,51 @@ _NONE = frozenset()
 
 
 def table_lines(table, lang: str) -> list:
-    """One engine table as plain.render_table draws it with the header rule: lines of segments."""
-    cols = table.columns
-    right = [is_numeric(c.fmt) for c in cols]
-    header = [text(c.label(lang)) for c in cols]
-    body = [[text(format_value(v, c.fmt, lang), style) for v, c, style in zip(row, cols, styles)]
-            for row, styles in zip(table.rows, table_styles(table, "mono"))]
-    widths = [max(cell_len(cell[0]) for cell in column) for column in zip(header, *body)]
-    last = len(cols) - 1
+    """One engine table as Rich draws it with the header rule (tables.lay_out): lines of segments."""
+    grid = lay_out(table, lang, rule=True)
+    if not grid.plain:
+        raise Fallback("a control character in a cell")
+    last = len(grid.widths) - 1
 
     def row_line(cells, style):
         line = []
-        for j, (cell, width) in enumerate(zip(cells, widths)):
+        for j, (cell, width) in enumerate(zip(cells, grid.widths)):
             if j:
                 line += [(" ", _NONE), (" ", style)]  # the column divider, then the cell's left padding
-            line += segments(justify(cell, width, right[j]), style)
+            line += segments(_words_of(cell), style, width, grid.right[j])
             if j < last:
                 line.append((" ", style))
         return line
 
-    total = sum(widths) + 3 * last
-    return [row_line(header, _words("bold")), [(_RULE * total, _NONE)], *(row_line(cells, _NONE) for cells in body)]
+    total = sum(grid.widths) + 3 * last
+    return [row_line(grid.header, _words(grid.header_style)), [(RULE * total, _NONE)],
+            *(row_line(cells, _NONE) for cells in grid.rows)]
+
+
+def _words_of(cell) -> tuple:
+    """A laid-out cell with its styles as SGR words."""
+    plain, style, spans = cell
+    return plain, _words(style), [(a, b, _words(s)) for a, b, s in spans]
 
 
 def block_texts(table, lang: str, width: int) -> tuple[tuple, list, list]:
-    """A table's title, its table and its note lines, as plain._block draws them."""
+    """A table's title, its table and its note lines, as blocks.block draws them."""
     note = [] if table.note is None else [prose_text(runs, "dim")
                                           for runs in prose_runs(table.note(lang), width, style="dim", gap=False)]
     return text(table.title(lang), "bold"), table_lines(table, lang), note
 
 
 def grid_lines(tables, lang: str) -> list:
-    """Weight maps side by side, as plain.render_tables sets them in a Rich grid: three spaces between.
+    """Weight maps side by side, as blocks.render_tables sets them in a Rich grid: three spaces between.
     In a grid's cell Rich pads each text to the column's width in the text's style, and a table's lines
     with plain spaces."""
     blocks = [block_texts(t, lang, max(table_width(t, lang), 20)) for t in tables]
     columns = []
     for title, lines, note in blocks:
         width = max(cell_len(title[0]), width_of(lines[0]), *(cell_len(n[0]) for n in note))
-        columns.append([segments(justify(title, width, False))]
+        columns.append([segments(title, width=width)]
                        + [line + [(" " * (width - width_of(line)), _NONE)] for line in lines]
-                       + [segments(justify(n, width, False)) for n in note])
+                       + [segments(n, width=width) for n in note])
     height = max(map(len, columns))
     out = []
     for i in range(height):
@@ -189,7 +172,7 @@ def grid_lines(tables, lang: str) -> list:
 # --- a page of views -----------------------------------------------------------------------------
 
 def result_lines(result, title: str, lang: str, width: int) -> list:
-    """plain.render_result as lines of segments."""
+    """blocks.render_result as lines of segments."""
     lines = [segments(text(title, "bold underline"))]
     lines += [segments(prose_text(runs, "dim"))
               for runs in prose_runs(settings_line(result.params), width, style="dim")]

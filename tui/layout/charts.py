@@ -1,4 +1,5 @@
-"""Charts: an engine Chart (engine/views/core.py) drawn as lines of Rich text, in the page like a table.
+"""Charts: an engine Chart (engine/views/core.py) drawn as lines of Rich text, in the page like a table
+(tui/layout/blocks.py places them).
 
 Every character is one a terminal measures the same way everywhere: ASCII, and braille dots (U+2800 to
 U+28FF, of neutral East Asian width). Box drawing and block elements are ambiguous width and take two cells
@@ -25,7 +26,8 @@ import math
 from rich.cells import cell_len
 from rich.text import Text
 
-from .format import format_value, wrap_text
+from ..format import format_value
+from .wrap import wrap_text
 
 HEIGHT = {"line": 4, "strips": 2}  # text rows of a line chart, and of each strip
 OKABE_ITO = ("#e69f00", "#56b4e9", "#009e73", "#f0e442", "#cc79a7", "#d55e00", "#0072b2")
@@ -259,7 +261,7 @@ def _share(v, total) -> str:
 
 
 def _stack(chart, lang, width, mode) -> list[Text]:
-    from .heat import text_on
+    from ..heat import text_on
 
     labels = [s.label(lang) for s in chart.series]
     gutter_w = max((cell_len(lab) for lab in labels), default=0) + 1

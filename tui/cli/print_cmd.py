@@ -43,7 +43,7 @@ def _print_lesson(args, lang) -> int:
     from engine.errors import pick
 
     lesson = pick({x.id: x for x in lessons_for(args)}, args.lesson, "lesson", "课程")
-    from ..plain import render_lesson, write
+    from ..printer import render_lesson, write
     from .quiz import lesson_asks
     asks = lesson_asks(lesson, lang, args.answers)
     write(lambda out: render_lesson(lesson, lang, min(out.width, 80), plot=args.plot, asks=asks))
@@ -54,12 +54,12 @@ def _emit(results, as_json, lang, plot=False) -> int:
     """Print (view, result) pairs as tables one under another (with their charts above them when `plot`), or
     as one JSON object."""
     if as_json:
-        from ..plain import dumps, result_json
+        from ..printer import dumps, result_json
         print(dumps({"lang": lang, "views": [result_json(r, v.title(lang), lang) for v, r in results]}))
         return 0
-    from ..textout import render_views, screen
+    from ..layout.terminal import render_views, screen
 
-    shape = None if plot else screen()  # textout draws tables only
+    shape = None if plot else screen()  # the terminal emitter draws tables only
     text = None if shape is None else render_views([(v, r) for v, r in results], lang, *shape)
     if text is not None:  # the same characters as Rich writes below, without importing its console
         sys.stdout.write(text)
@@ -68,7 +68,8 @@ def _emit(results, as_json, lang, plot=False) -> int:
     from rich.console import Group
     from rich.text import Text
 
-    from ..plain import render_result, write
+    from ..layout.blocks import render_result
+    from ..printer import write
     write(lambda out: Group(*[part for i, (v, r) in enumerate(results)
                               for part in ([Text("")] if i else [])
                               + [render_result(r, v.title(lang), lang, out.width, plot)]]))
