@@ -165,7 +165,7 @@ class LiveTraining:
         from rich.cells import cell_len
         from rich.text import Text
 
-        from .charts import sparkline
+        from .layout.charts import sparkline
         from .i18n import t
 
         lang = self.app.tour.lang
