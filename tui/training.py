@@ -165,8 +165,8 @@ class LiveTraining:
         from rich.cells import cell_len
         from rich.text import Text
 
-        from .layout.charts import sparkline
         from .i18n import t
+        from .layout.charts import sparkline
 
         lang = self.app.tour.lang
         curve = reading["curve"]
