@@ -171,3 +171,19 @@ async def test_questions_off_lets_every_key_act_at_once(state, monkeypatch):
         await pilot.press("1")
         await pilot.pause()
         assert "d=64" in settings(app) and app.lesson_screen().asking is None
+
+
+async def test_a_question_keeps_the_body_where_it_was(tmp_path):
+    """The footer while a question waits has as many lines as the step's own: the body neither grows nor moves,
+    so posing a question repaints the message lines, not the page (over SSH, a few hundred bytes, not 9 KB)."""
+    app = make_app(lang="en", lesson="params", state_dir=tmp_path, asks=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(3):
+            await pilot.press("n")
+        await pilot.pause()
+        body = app.lesson_screen().query_one("#body")
+        before = (body.region, app.lesson_screen().query_one("#keys").region.height)
+        await pilot.press("1")
+        await pilot.pause()
+        assert app.lesson_screen().asking is not None  # the question is up
+        assert (body.region, app.lesson_screen().query_one("#keys").region.height) == before

@@ -198,7 +198,11 @@ class LessonScreen(Asking, Editing, Screen):
         items = self.footer = page.footer_items(tour, self._lit, self._marks, self.app.training.running,
                                                 self.asking, self.editing)
         footer = page_layout.footer_lines(items, w)
-        self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked, i.newline) for i in items), w),
+        if self.asking is not None or self.editing:  # as many lines as the step's own footer: the body keeps its
+            usual = page.footer_items(tour, self._lit, self._marks, self.app.training.running)  # height, and a
+            footer += [Text()] * (len(page_layout.footer_lines(usual, w)) - len(footer))  # question redraws no page
+        self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked, i.newline) for i in items), w,
+                           len(footer)),
                   lambda: Text("\n").join(footer))
         height = h - len(title) - page_layout.MESSAGE_LINES - len(footer)  # what the body has: it fills it all
         training = self.app.training.panel() if self._training_here() else None
