@@ -9,6 +9,7 @@ from helpers.screen import body_fits
 from lessons.loader import load_lessons
 from tui.app import make_app
 from tui.fit import fit_problems
+from tui.layout import screen as page_layout
 from tui.layout.screen import MIN_HEIGHT, MIN_WIDTH
 from tui.screens.lesson import LessonScreen
 
@@ -75,6 +76,31 @@ async def test_what_a_key_changed_is_underlined_and_in_view(tmp_path):
         assert body_fits(app)[0]
         await pilot.press("n")
         assert not screen._marks and not underlined(screen.query_one("#page").content, "+0.038")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_pressing_through_a_keys_values_never_moves_the_body(lang, tmp_path):
+    """tokens/probs, key 4: its prompts make the footer two lines or three. The footer keeps the most any value
+    needs, so the body keeps its place and a press repaints what changed (over SSH 12 KB a press, before)."""
+    app = make_app(lang=lang, lesson="tokens", state_dir=tmp_path)
+    async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
+        for _ in range(5):
+            await pilot.press("n")
+        await pilot.pause()
+        screen = app.lesson_screen()
+        assert screen.tour.step.id == "probs"
+        keys, body = screen.query_one("#keys"), screen.query_one("#body")
+        seen, places = set(), set()
+        for _ in range(4):
+            await pilot.press("4")
+            await pilot.pause()
+            prompt = screen.tour.result().params["prompt"]
+            seen.add(len(page_layout.footer_lines(screen.footer, MIN_WIDTH)))
+            places.add((body.region, keys.region))
+            assert keys.content.plain.splitlines()[-1].lstrip().startswith("n ")  # the moving keys stay at the bottom
+            assert f"prompt={prompt}" in keys.content.plain
+        assert len(seen) > 1  # the footer alone would change its height: the case this test is for
+        assert len(places) == 1
 
 
 async def test_a_new_row_is_marked_and_in_view(tmp_path):

@@ -3,7 +3,7 @@ keys), and what the last key changed. Where each part sits at a width is tui/lay
 it the parts once.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.cells import cell_len
 
@@ -170,6 +170,21 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
     return items + nav
 
 
+def footer_height(tour, items: list[Key], width: int) -> int:
+    """The lines the footer keeps on this step: the most it needs at any value the step's keys give their
+    settings, one key at a time. Pressing through a key's values then never changes the footer's height, so the
+    body neither grows nor moves and a press repaints what it changed, not the page (over SSH, a moved body is
+    a whole screen sent again: 12 KB where a sentence key's footer went from three lines to two)."""
+    most = len(screen.footer_lines(items, width))
+    for x in () if tour.on_recap() else tour.lesson.experiments:
+        at = next((i for i, item in enumerate(items)
+                   if x.param and item.key == x.key and item.label.startswith(f"{x.param}=")), None)
+        for value in x.values if at is not None else ():
+            tried = items[:at] + [replace(items[at], label=f"{x.param}={fmt_value(value)}")] + items[at + 1:]
+            most = max(most, len(screen.footer_lines(tried, width)))
+    return most
+
+
 WORKBENCH_LESSONS = ("params", "kvcache")  # lessons whose w key opens the sizing workbench
 
 
@@ -256,14 +271,17 @@ def build(tour, width: int, lit=None, marks: Marks = Marks(), message=None, trai
     lang, lesson = tour.lang, tour.lesson
     heading = (lesson, tour.step_index, tour.pages(), tour.page_title(), lang)
     footer = footer_items(tour, lit, marks, training_running)
+    height = footer_height(tour, footer, width)
     idle_texts = idle_choices(tour) if message is None else ("", None)
     if tour.on_recap():
-        return screen.page(heading, width, footer, message, idle_texts, recap_parts=recap_parts(tour))
+        return screen.page(heading, width, footer, message, idle_texts, recap_parts=recap_parts(tour),
+                           footer_height=height)
     result, step = tour.result(), tour.step
     other = _compared(result, tour.compare_result(), step, lang)
     text, char_marks = fill_marked(step.text(lang), result, lang, marks.refs)
     return screen.page(heading, width, footer, message, idle_texts,
-                       step=((result, other, step, lang), (marks, text, char_marks, _heads(other, lang), training)))
+                       step=((result, other, step, lang), (marks, text, char_marks, _heads(other, lang), training)),
+                       footer_height=height)
 
 
 def idle_message(tour, width: int = MIN_WIDTH, lit=None) -> str:

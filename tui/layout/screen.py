@@ -238,10 +238,11 @@ def idle(keys: str, full: str | None, width: int) -> str:
 
 
 def page(heading: tuple, width: int, footer: list, message: Text | None, idle_texts: tuple, recap_parts=None,
-         step=None) -> Page:
+         step=None, footer_height: int = 0) -> Page:
     """A whole page at this width: `heading` is title_lines' arguments before the width; the body is the recap
     (`recap_parts`) or the step (`step`: body's arguments before the width, and after it); `footer` its items;
-    `message` as it is, or the idle message (`idle_texts`: idle's arguments) when None."""
+    `message` as it is, or the idle message (`idle_texts`: idle's arguments) when None. The footer takes
+    `footer_height` lines where it needs fewer (tui/page.py footer_height), blank ones above its keys."""
     title = title_lines(*heading, width)
     if recap_parts is not None:
         page_body = recap(recap_parts, width)
@@ -249,6 +250,7 @@ def page(heading: tuple, width: int, footer: list, message: Text | None, idle_te
         before, after = step
         page_body = body(*before, width, *after)
     lines = footer_lines(footer, width)
+    lines = [Text()] * (footer_height - len(lines)) + lines
     if message is None:
         message = message_lines("", idle(*idle_texts, width), width, style="dim")
     return Page(title, page_body, message, lines)

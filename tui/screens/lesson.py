@@ -198,9 +198,10 @@ class LessonScreen(Asking, Editing, Screen):
         items = self.footer = page.footer_items(tour, self._lit, self._marks, self.app.training.running,
                                                 self.asking, self.editing)
         footer = page_layout.footer_lines(items, w)
-        if self.asking is not None or self.editing:  # as many lines as the step's own footer: the body keeps its
-            usual = page.footer_items(tour, self._lit, self._marks, self.app.training.running)  # height, and a
-            footer += [Text()] * (len(page_layout.footer_lines(usual, w)) - len(footer))  # question redraws no page
+        usual = items if self.asking is None and not self.editing else page.footer_items(
+            tour, self._lit, self._marks, self.app.training.running)  # a question or the typing line: the step's own
+        footer = [Text()] * (page.footer_height(tour, usual, w) - len(footer)) + footer  # the same height at every
+        #                       value and while a question waits: the body never moves, and the keys stay at the bottom
         self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked, i.newline) for i in items), w,
                            len(footer)),
                   lambda: Text("\n").join(footer))
