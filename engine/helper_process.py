@@ -8,6 +8,7 @@ and shared memory, with the work itself passed in as functions (so this module n
 import os
 import pickle
 import struct
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,24 +38,29 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and cores >= 2 and threading.active_count() == 1
 
 
-# What a part of a batch costs loss_and_grads, beyond a fixed 1.6 ms (a least-squares fit over 240 parts of the main
-# config's batches on this project's 2-core machine, within 0.11 ms rms): per computed row (each distinct prefix;
-# about the real positions less two a sentence, since every sentence begins "<bos> the"), per position of the
-# sentences' layout attention runs in, and per attention score. And what the helper's part costs besides: passing
-# it, writing its gradient and passing the loss back, while this process waits. Microseconds.
-COST_ROW, COST_POSITION, COST_SCORE, COST_HANDOFF = 7.6, 1.6, 0.16, 250.0
+class Work(NamedTuple):
+    """What a part of a batch costs the training pass, counted in the numbers its arrays are written with
+    (training_pass.work): per computed row (each distinct prefix; about the real positions less two a sentence,
+    since every sentence begins "<bos> the"), per position of the sentences' layout attention runs in, per
+    attention score, and, for the helper's part alone, the handoff: its gradient passed back. A count of the
+    work, not a time, so it holds on any machine and for any config; bench/HISTORY.md has how it balances."""
+
+    row: float
+    position: float
+    score: float
+    handoff: float
 
 
-def parts(ids, pad: int):  # [B, T] -> [k, T1], [B - k, T2]
+def parts(ids, pad: int, work: Work):  # [B, T] -> [k, T1], [B - k, T2]
     """A batch's sentences (token ids, padded with pad), shortest first, cut in two parts of about equal work,
-    each trimmed to its longest sentence: [k, T1] and [B - k, T2]. The work of a part is its cost by the model
-    above, in which the rows that every sentence shares weigh nothing, the longer sentences' attention weighs
-    more, and the second part (the helper's) carries the handoff. Padding comes after a sentence's end, where
+    each trimmed to its longest sentence: [k, T1] and [B - k, T2]. The work of a part is counted by `work`: the
+    rows that every sentence shares weigh nothing, the longer sentences' attention weighs more, and the second
+    part (the helper's) carries the handoff. Padding comes after a sentence's end, where
     causal attention never looks, and is no target, so trimming changes no loss or gradient."""
-    return split_batches(ids[None], pad)[0]
+    return split_batches(ids[None], pad, work)[0]
 
 
-def split_batches(batches, pad: int) -> list[tuple]:  # [S, B, T] -> S pairs of parts
+def split_batches(batches, pad: int, work: Work) -> list[tuple]:  # [S, B, T] -> S pairs of parts
     """parts() of each batch, with the cuts chosen for all of them at once (train() draws 50 batches together)."""
     S, n, _ = batches.shape
     lengths = (batches != pad).sum(2)  # [S, B]
@@ -67,10 +73,10 @@ def split_batches(batches, pad: int) -> list[tuple]:  # [S, B, T] -> S pairs of 
     span = np.maximum(lengths - 1, 1)  # a part's positions per sentence if it ends with this one
 
     def cost(count, rows, span):
-        return COST_ROW * rows + count * span * (COST_POSITION + COST_SCORE * span)
+        return work.row * rows + count * span * (work.position + work.score * span)
 
     first = cost(k, rows[:, :-1], span[:, :-1])
-    second = cost(n - k, rows[:, -1:] - rows[:, :-1], span[:, -1:]) + COST_HANDOFF
+    second = cost(n - k, rows[:, -1:] - rows[:, :-1], span[:, -1:]) + work.handoff
     cut = 1 + np.argmin(np.maximum(first, second), axis=1)  # [S]
     out = []
     for b, o, b_len, k in zip(batches, order, lengths, cut.tolist()):

@@ -91,6 +91,14 @@ def lr_at(step: int, cfg: TrainedLlamaConfig) -> float:
     return cfg.lr * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * t)))
 
 
+def part_work(cfg: TrainedLlamaConfig) -> "helper_process.Work":
+    """How helper_process weighs a part of a batch for this config: training_pass.work's counts, and the helper's
+    gradient (every parameter) as its handoff."""
+    row, position, score = training_pass.work(cfg.d_model, cfg.n_layer, cfg.n_head, cfg.n_head, cfg.d_ff,
+                                              cfg.n_vocab)
+    return helper_process.Work(row, position, score, handoff=sum(math.prod(s) for s in shapes(cfg).values()))
+
+
 def batch_grads(w, cfg: TrainedLlamaConfig, parts, adam: Adam, helper: "helper_process.Helper | None" = None):
     """A batch's mean loss and its gradient, flat in Adam's order, as the sum of its two parts' (the pair that
     helper_process.parts cuts it into): the first part's plus the second's, each divided by the whole batch's count of
@@ -320,7 +328,7 @@ def _steps(w, cfg, adam, helper, rng, few, on_step, stop, on_curve, on_reading):
         if step % TRAIN_CHUNK == 0:  # sentences for the next TRAIN_CHUNK steps, drawn and cut in parts at once
             sentences = corpus.draw_ids(rng, TRAIN_CHUNK * cfg.batch, "train").ids
             batches = helper_process.split_batches(sentences.reshape(TRAIN_CHUNK, cfg.batch, -1),
-                                                   corpus.INDEX[corpus.PAD])
+                                                   corpus.INDEX[corpus.PAD], part_work(cfg))
         loss, g = batch_grads(w, cfg, batches[step % TRAIN_CHUNK], adam, helper)
         adam.step(g, lr_at(step, cfg), cfg.clip)
         done = step + 1

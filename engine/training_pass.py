@@ -225,6 +225,24 @@ def rms_back(dy, x, g, r):  # [N, d] x2, [d], [N, 1] -> the gradient through rms
     return (dy * g - x * k) * r, r[:, 0] @ xdy
 
 
+def work(d, n_layer, n_head, n_kv_head, d_ff, n_vocab):  # -> numbers per row, per layout position, per score
+    """What loss_and_grads costs, counted in the numbers its arrays are written with: per computed row (a prefix),
+    per position of the sentences' layout that attention runs in, and per attention score. Counted from forward
+    and the backward pass below: each elementwise result and each product's output, the backward about as many
+    as the forward. Multiply-adds are not counted: at the tiny Llama's widths numpy's time follows the numbers
+    written, not the multiplies (bench/HISTORY.md: these counts weigh row, position and score about 64 : 9 : 1
+    for the main config; a least-squares fit of measured times gave 48 : 10 : 1). helper_process balances a
+    batch's two parts by them."""
+    hd = d // n_head
+    nq, nk = n_head * hd, n_kv_head * hd
+    per_layer = 10 * d + 3 * nq + 3 * nk + 8 * d_ff  # norms, q|k|v, RoPE, the heads' rows, FFN, two residual adds
+    row = n_layer * 2 * per_layer + 7 * n_vocab + 4 * d  # and the final norm, logits, softmax and their gradient
+    repeats = 2 * nq if n_kv_head < n_head else 0  # K and V repeated for a group's query heads
+    position = n_layer * (5 * nq + 5 * nk + repeats)  # gathers into the layout, heads merged, their gradients
+    score = n_layer * n_head * 9  # scores, mask, exp, weights; and four arrays of their gradient
+    return row, position, score
+
+
 def loss_and_grads(w, n_head, ids, pad, n=None):
     """Mean cross-entropy of predicting each next token of ids [B, T] (targets equal to pad excluded), and its
     gradient for every weight. n, if given, is the count of real targets to divide by instead of ids' own: the

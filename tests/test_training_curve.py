@@ -94,7 +94,8 @@ def unrecorded(cfg, seed):
         if step % tiny.TRAIN_CHUNK == 0:
             sentences = corpus.draw_ids(rng, tiny.TRAIN_CHUNK * cfg.batch, "train").ids
         at = step % tiny.TRAIN_CHUNK * cfg.batch
-        parts = helper_process.parts(sentences[at:at + cfg.batch], corpus.INDEX[corpus.PAD])  # one batch at a time
+        parts = helper_process.parts(sentences[at:at + cfg.batch], corpus.INDEX[corpus.PAD],  # a batch at a time
+                                     tiny.part_work(cfg))
         _, g = tiny.batch_grads(w, cfg, parts, adam)  # both halves in this process
         adam.step(g, tiny.lr_at(step, cfg), cfg.clip)
     return w

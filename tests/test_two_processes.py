@@ -68,7 +68,8 @@ def test_the_halves_add_up_to_the_whole_batch():
         w = {k: v.astype(np.float64) for k, v in tiny.init(cfg, 0).items()}
         adam = tiny.Adam(w)
         whole, g = tiny.loss_and_grads(w, cfg, ids[:rows])
-        loss, flat = tiny.batch_grads(w, cfg, helper_process.parts(ids[:rows], corpus.INDEX[corpus.PAD]), adam)
+        parts = helper_process.parts(ids[:rows], corpus.INDEX[corpus.PAD], tiny.part_work(cfg))
+        loss, flat = tiny.batch_grads(w, cfg, parts, adam)
         assert loss == pytest.approx(whole, rel=1e-12)
         np.testing.assert_allclose(flat, adam.flatten(g), rtol=1e-10, atol=1e-13)
 
@@ -131,19 +132,21 @@ def test_evaluating_with_the_helper_gives_the_same_bits(n):
     assert alone == shared and 0 < alone["agreement"] < 1
 
 
-def _cost(part, pad):  # helper_process' cost model, from a part itself
+WORK = tiny.part_work(tiny.CONFIGS["main"])
+
+
+def _cost(part, pad):  # helper_process' measure of work, from a part itself
     real, (count, span) = int((part[:, 1:] != pad).sum()), (part.shape[0], part.shape[1] - 1)
-    return (helper_process.COST_ROW * (real - 2 * count)
-            + count * span * (helper_process.COST_POSITION + helper_process.COST_SCORE * span))
+    return WORK.row * (real - 2 * count) + count * span * (WORK.position + WORK.score * span)
 
 
 def test_the_parts_hold_every_sentence_once_trim_only_padding_and_cost_the_least():
     pad = corpus.INDEX[corpus.PAD]
     ids = corpus.draw_ids(np.random.default_rng(3), 64 * 20, "train").ids
     batches = np.split(ids, 20)
-    together = helper_process.split_batches(np.stack(batches), pad)
+    together = helper_process.split_batches(np.stack(batches), pad, WORK)
     for batch, both in zip(batches, together):
-        first, second = helper_process.parts(batch, pad)
+        first, second = helper_process.parts(batch, pad, WORK)
         assert all(np.array_equal(a, b) for a, b in zip((first, second), both))  # alone or 20 at once: the same
         assert len(first) + len(second) == 64 and len(first) and len(second)
         width = batch.shape[1]
@@ -153,13 +156,13 @@ def test_the_parts_hold_every_sentence_once_trim_only_padding_and_cost_the_least
         assert all((p[:, -1] != pad).any() for p in (first, second))  # each trimmed to its longest sentence
         by_length = batch[np.argsort((batch != pad).sum(1), kind="stable")]
         trim = lambda p: p[:, :(p != pad).sum(1).max()]  # noqa: E731
-        handoff = helper_process.COST_HANDOFF
+        handoff = WORK.handoff
         every_cut = [max(_cost(trim(by_length[:k]), pad), _cost(trim(by_length[k:]), pad) + handoff)
                      for k in range(1, 64)]
         mine, theirs = _cost(first, pad), _cost(second, pad) + handoff
         assert max(mine, theirs) == pytest.approx(min(every_cut), rel=1e-12)
         assert abs(mine - theirs) < 0.2 * theirs  # about even
-    one = helper_process.parts(batch[:1], pad)
+    one = helper_process.parts(batch[:1], pad, WORK)
     assert len(one[0]) == 1 and len(one[1]) == 0
 
 
