@@ -9,7 +9,6 @@ Pre-norm is what llama.forward runs, up to rounding; tests/test_norms.py checks 
 """
 
 import functools
-from dataclasses import replace
 
 import numpy as np
 
@@ -17,6 +16,7 @@ from . import random_llama
 from .errors import check_bytes
 from .llama import grouped_attention, n_layers
 from .ops import rms_norm, swiglu
+from .records import replace
 from .seeds import DEMO_SEED
 
 EPS = 1e-5  # Llama 2's and Llama 3's rms_norm_eps

@@ -5,8 +5,6 @@ shows is the shape of the computation: x keeps its shape through every layer, an
 adds to x instead of replacing it. The pass itself is llama.forward, the one the trained model runs.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .errors import check_bytes
@@ -20,7 +18,7 @@ VOCAB = ("<bos>", "the", "a", "cat", "dog", "sat", "ran", "on", "under", "mat",
 PROMPT = ("<bos>", "the", "cat", "sat", "on")
 
 
-@dataclass(frozen=True)
+@record
 class RandomLlamaConfig:
     d_model: int = 16  # width of x
     n_layer: int = 4

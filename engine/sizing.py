@@ -3,16 +3,15 @@
 Every count is a Python int, so nothing overflows however large the model.
 """
 
-from dataclasses import dataclass, field, fields, replace
-
 from .errors import ParamError, pick
+from .records import fields, not_compared, record, replace
 
 BYTES_PER_PARAM = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1, "int4": 0.5}
 MAX_DIM = 2**20  # no field of a config may pass this: far above any published model
 MAX_CONTEXT = 10**9  # tokens; the cache arithmetic is exact at any size, this only keeps typos out
 
 
-@dataclass(frozen=True)
+@record
 class ModelConfig:
     """The numbers on a model card; head_dim defaults to d_model // n_head."""
 
@@ -24,19 +23,19 @@ class ModelConfig:
     d_ff: int = 11008           # SwiGLU hidden width (intermediate_size)
     n_vocab: int = 32000        # vocabulary size
     tied_embeddings: bool = False  # True when the output head reuses the embedding matrix
-    name: str = field(default="", compare=False)
+    name: str = not_compared("")  # a preset's name: a config equals a preset whatever its name
 
     def __post_init__(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in ("name", "tied_embeddings") or (f.name == "head_dim" and value is None):
+        for name in fields(self):
+            value = getattr(self, name)
+            if name in ("name", "tied_embeddings") or (name == "head_dim" and value is None):
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ParamError(f"{f.name} must be a whole number, got {value!r}",
-                                 f"{f.name} 必须是整数，收到 {value!r}")
+                raise ParamError(f"{name} must be a whole number, got {value!r}",
+                                 f"{name} 必须是整数，收到 {value!r}")
             if not 1 <= value <= MAX_DIM:
-                raise ParamError(f"{f.name} must be between 1 and {MAX_DIM:,}, got {value:,}",
-                                 f"{f.name} 必须在 1 到 {MAX_DIM:,} 之间，收到 {value:,}")
+                raise ParamError(f"{name} must be between 1 and {MAX_DIM:,}, got {value:,}",
+                                 f"{name} 必须在 1 到 {MAX_DIM:,} 之间，收到 {value:,}")
         if self.head_dim is None and self.d_model % self.n_head:
             raise ParamError(
                 f"heads={self.n_head} does not divide d_model={self.d_model}; "

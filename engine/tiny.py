@@ -8,18 +8,18 @@ numpy 2 would otherwise promote whole arrays to float64 and double the step time
 """
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from . import corpus, helper_process, llama, training_pass
 from .adam import Adam
 from .ops import log_softmax
+from .records import record
 
 F32 = np.float32
 
 
-@dataclass(frozen=True)
+@record
 class TrainedLlamaConfig:
     d_model: int = 32
     n_layer: int = 2
@@ -362,16 +362,16 @@ def save(path, w, cfg: TrainedLlamaConfig, manifest: dict) -> None:
     curves) in one .npz, written whole or not at all by files.write_atomic. `path` is used as given (no .npz
     added). A file replaced keeps its mode, and its owner where this process may give it; a link at `path` is
     replaced by the file, never written through."""
-    import dataclasses
     import io
     import json
 
     from .files import write_atomic
+    from .records import asdict
 
     expected = shapes(cfg)
     if set(w) != set(expected) or any(np.shape(w[k]) != s for k, s in expected.items()):  # flat, a [d_ff, d] for
         raise ValueError("the weights do not match the config")  # a [d, d_ff] would load back scrambled
-    meta = {"config": dataclasses.asdict(cfg), **manifest}
+    meta = {"config": asdict(cfg), **manifest}
     data = io.BytesIO()
     np.savez(data, __manifest__=np.array(json.dumps(meta)),
              weights=np.concatenate([w[k].astype(F32).ravel() for k in expected]))

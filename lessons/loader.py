@@ -7,10 +7,11 @@ author sees them at once. See lessons/README.md for the format.
 
 import hashlib
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from engine.errors import EngineError
+from engine.records import not_compared, record
 from engine.views import Tr, get_view
 
 from .scan import MAX_DEPTH, MAX_DIGITS, MAX_KEY_PARTS, cut, too_big  # noqa: F401  the loader's caps
@@ -35,7 +36,7 @@ MAX_TEXT = 8_000             # characters in one string; the longest shipped tex
 # and MAX_DEPTH, MAX_KEY_PARTS, MAX_DIGITS: what lessons/scan.py looks for before tomllib reads a file
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     id: str
     title: Tr
@@ -44,15 +45,15 @@ class Step:
     params: dict
     compare: dict | None = None     # a second variant of the same view, shown beside the first
     tables: tuple[str, ...] = ()    # which of the view's tables to show; empty means all
-    rows: dict = field(default_factory=dict)   # table key -> the row indices to show (negative: from the end)
-    hints: dict = field(default_factory=dict)  # experiment key -> Tr: what to look for on this step
+    rows: dict = MappingProxyType({})   # table key -> the row indices to show (negative: from the end)
+    hints: dict = MappingProxyType({})  # experiment key -> Tr: what to look for on this step
 
     def hint(self, experiment, lang: str) -> str:
         """What to look for after pressing the experiment's key on this step."""
         return (self.hints.get(experiment.key) or experiment.text)(lang)
 
 
-@dataclass(frozen=True)
+@record
 class Experiment:
     key: str  # "1" to "9"
     title: Tr
@@ -62,7 +63,7 @@ class Experiment:
     action: str | None = None  # one of ACTIONS, instead of param and values
 
 
-@dataclass(frozen=True)
+@record
 class Lesson:
     id: str
     order: int
@@ -70,8 +71,8 @@ class Lesson:
     steps: tuple[Step, ...]
     experiments: tuple[Experiment, ...] = ()
     pitfalls: tuple[Tr, ...] = ()
-    path: Path | None = field(default=None, compare=False)
-    digest: str = field(default="", compare=False)  # sha256 of the file's bytes: lessons/check.py caches by it
+    path: Path | None = not_compared(None)  # a lesson is what it says, wherever it was read from
+    digest: str = not_compared("")  # sha256 of the file's bytes: lessons/check.py caches by it
     questions: tuple = ()  # lessons.questions.Question: asked before a key acts, graded by the engine (tui/quiz.py)
 
 

@@ -6,8 +6,8 @@ the key will reach decide which option is right (tui/quiz.py). See lessons/READM
 
 import math
 import re
-from dataclasses import dataclass
 
+from engine.records import record
 from engine.views import Tr
 
 KINDS = ("direction", "larger", "choice", "number")
@@ -23,7 +23,7 @@ ID = re.compile(r"[a-z][a-z0-9-]{0,39}")
 REF = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[0-9]{1,6}\.[A-Za-z_][A-Za-z0-9_]*)?")
 
 
-@dataclass(frozen=True)
+@record
 class Question:
     id: str        # unique within the lesson: the progress file and the class report name it so
     step: str      # the id of the step it is asked on

@@ -277,8 +277,7 @@ async def test_too_small_asks_for_a_larger_window_and_resize_keeps_the_state(sta
 
 
 async def test_a_refused_lesson_value_is_an_inline_message(state):
-    from dataclasses import replace
-
+    from engine.records import replace
     from lessons.loader import load_lessons
     lessons, _ = load_lessons()
     heads = next(x for x in lessons if x.id == "heads")
@@ -294,9 +293,8 @@ async def test_a_refused_lesson_value_is_an_inline_message(state):
 @pytest.mark.slow
 async def test_monkey_2000_random_keys(state, monkeypatch):
     """Random keys across every screen and lesson: no exception, and the app still answers."""
-    from dataclasses import replace
-
     from engine import tiny
+    from engine.records import replace
     monkeypatch.setitem(tiny.CONFIGS, "big", replace(tiny.CONFIGS["small"], steps=20))  # key 4 in heads trains
     keys = list("np0123456789clo?q") + ["left", "right", "up", "down", "escape", "enter", "tab", "ctrl+p",
                                          "pagedown", "home", "x"]
@@ -321,9 +319,9 @@ async def test_monkey_2000_random_keys(state, monkeypatch):
 @pytest.mark.slow
 async def test_live_training_runs_in_the_background_and_can_be_stopped(state, monkeypatch):
     import hashlib
-    from dataclasses import replace
 
     from engine import tiny
+    from engine.records import replace
     shipped = hashlib.sha256(tiny.SHIPPED.read_bytes()).hexdigest()
     monkeypatch.setitem(tiny.CONFIGS, "big", replace(tiny.CONFIGS["small"], steps=100_000))
     app = make_app(lang="en", lesson="heads", state_dir=state)

@@ -290,14 +290,13 @@ def test_report_shows_a_saved_lesson_id_harmlessly(tmp_path):
 
 def test_report_shows_a_cached_lesson_id_harmlessly(tmp_path, monkeypatch, capsys):
     """Lesson ids that reached the report from a parsed-lessons cache someone edited: cut and shown, never obeyed."""
-    import dataclasses
-
+    from engine.records import replace
     from lessons.loader import SHIPPED, load_lessons
     from tui.cli import lessons as cli_lessons, main
 
     state = tmp_path / "state"
     shipped = load_lessons(SHIPPED)[0][0]
-    evil = dataclasses.replace(shipped, id="r\x1b]0;T\x07\x1b[2J\x9b31m\u202e" + "x" * 40)
+    evil = replace(shipped, id="r\x1b]0;T\x07\x1b[2J\x9b31m\u202e" + "x" * 40)
     monkeypatch.setattr(cli_lessons, "lessons_for", lambda args, deep=True: [evil])
     monkeypatch.setenv("XF_TOUR_STATE_DIR", str(state))
     assert Store(learner_dir("ann", state)).save(Progress(evil.id, 1, "en", {evil.id: [shipped.steps[0].id]}))

@@ -2,7 +2,6 @@
 with exit 2 and the field or line named, before tomllib when it is too big; and lesson text reaches the
 terminal neither as control characters nor as Rich markup, even when the loader is bypassed."""
 
-import dataclasses
 import re
 import shutil
 
@@ -11,6 +10,7 @@ from helpers.cli import run_cli
 from helpers.lessons import plain
 from helpers.screen import screen_text
 
+from engine.records import replace
 from engine.views import Tr
 from lessons import loader
 from lessons.loader import SHIPPED, load_lessons, parse_lesson
@@ -161,10 +161,10 @@ def bypassed(lesson, text=ATTACK):
     """The lesson with `text` in its title, its first step's title and prose, its first experiment's
     title and its first pitfall, built without the loader."""
     bad = Tr(f"{text}pwned title", f"{text}pwned 标题")
-    step = dataclasses.replace(lesson.steps[0], title=bad, text=Tr(text + lesson.steps[0].text.en,
+    step = replace(lesson.steps[0], title=bad, text=Tr(text + lesson.steps[0].text.en,
                                                                    text + lesson.steps[0].text.zh))
-    experiment = dataclasses.replace(lesson.experiments[0], title=bad)
-    return dataclasses.replace(lesson, title=bad, steps=(step, *lesson.steps[1:]),
+    experiment = replace(lesson.experiments[0], title=bad)
+    return replace(lesson, title=bad, steps=(step, *lesson.steps[1:]),
                                experiments=(experiment, *lesson.experiments[1:]), pitfalls=(bad, *lesson.pitfalls))
 
 

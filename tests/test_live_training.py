@@ -6,12 +6,12 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
 
 import pytest
 from helpers.pilot import at_trained_heads
 
 from engine import tiny
+from engine.records import replace
 from tui.app import make_app
 from tui.training import LiveRun
 
@@ -52,7 +52,7 @@ def test_a_run_reports_then_stops_when_asked():
 @pytest.mark.slow
 def test_a_run_ends_when_its_parent_is_killed():
     """No orphan even when the app is killed and cannot clean up: the child sees its stdin close."""
-    code = ("import sys, time; from dataclasses import replace; from engine import tiny; "
+    code = ("import sys, time; from engine import tiny; from engine.records import replace; "
             "from tui.training import LiveRun;"
             "run = LiveRun(replace(tiny.CONFIGS['small'], steps=100_000)); print(run.proc.pid, flush=True);"
             "next(run.readings()); print('running', flush=True); time.sleep(60)")

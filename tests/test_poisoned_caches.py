@@ -123,14 +123,14 @@ def test_a_cache_nested_too_deeply_or_broken_counts_as_empty(tmp_path, text):
 
 def test_what_lessons_prints_is_safe_even_from_lessons_that_bypassed_the_loader(monkeypatch, capsys):
     """Defence in depth: `xf-tour lessons`, as a list and as JSON, shows a lesson's id and titles as safe text."""
-    import dataclasses
     from types import SimpleNamespace
 
+    from engine.records import replace
     from engine.views import Tr
     from tui.cli import lessons as cli_lessons
 
     lesson = load_lessons()[0][0]
-    bad = dataclasses.replace(lesson, id="res" + POISON, title=Tr("T " + POISON, "标 " + POISON))
+    bad = replace(lesson, id="res" + POISON, title=Tr("T " + POISON, "标 " + POISON))
     monkeypatch.setattr(cli_lessons, "lessons_for", lambda args: [bad])
     for as_json in (False, True):
         assert cli_lessons.cmd_lessons(SimpleNamespace(json=as_json), "en") == 0

@@ -2,11 +2,11 @@
 wrong, skipped with Esc or n, asked again after 0 or from the overview, kept across a restart, a number typed
 (and a text that is not one refused inline), the recap's score."""
 
-import dataclasses
 import json
 
 from helpers.screen import message, screen_text, settings, step_index
 
+from engine.records import replace
 from engine.views import Tr
 from lessons.loader import load_lessons
 from lessons.questions import Question
@@ -134,7 +134,7 @@ def number_lessons(tmp_path):
     typed = Question("top-scaled", "scaled", "1", "number", Tr("the scaled top weight will be", "除后最大权重会是"),
                      Tr("Scaled, it is {stats.1.max_weight}.", "除后是 {stats.1.max_weight}。"),
                      "stats.1.max_weight", tolerance=0.05)
-    return [dataclasses.replace(attention, questions=(typed,)) if x is attention else x for x in lessons]
+    return [replace(attention, questions=(typed,)) if x is attention else x for x in lessons]
 
 
 async def test_a_number_is_typed_and_a_text_that_is_not_one_is_refused_inline(state, tmp_path):

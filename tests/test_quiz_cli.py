@@ -399,8 +399,7 @@ def test_report_without_answers_adds_no_tables(capsys, drill, tmp_path):
 
 def test_print_lesson_says_why_a_question_has_no_answer_at_its_steps_settings(drill):
     """check-lessons refuses such a lesson; a printout of one says so under the step and goes on."""
-    from dataclasses import replace
-
+    from engine.records import replace
     from tui.cli.quiz import lesson_asks
 
     lessons, _ = load_lessons(drill)

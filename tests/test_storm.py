@@ -82,9 +82,8 @@ async def storm_round(rng, lesson, size, first, events, state, seen: set) -> Non
 
 
 async def test_storm_of_keys_and_clicks(tmp_path, monkeypatch):
-    from dataclasses import replace
-
     from engine import tiny
+    from engine.records import replace
     monkeypatch.setitem(tiny.CONFIGS, "big", replace(tiny.CONFIGS["small"], steps=20))  # key 4 in heads trains
     rng = np.random.default_rng(SEED)
     seen = set()

@@ -1,12 +1,12 @@
 """The tiny Llama: gradients against finite differences, the grammar's floor, training, the shipped weights."""
 
-from dataclasses import replace
 
 import numpy as np
 import pytest
 
 import engine
 from engine import corpus, llama, tiny, training_pass
+from engine.records import replace
 
 SMALL = tiny.TrainedLlamaConfig(d_model=8, n_layer=2, n_head=2, d_ff=12)
 
@@ -267,15 +267,16 @@ def test_save_writes_the_name_it_is_given_with_the_usual_mode(tmp_path):
 def test_weights_load_from_one_flat_array_or_one_array_each(tmp_path):
     """save() writes the weights as one array; a file from before that, one array per weight, still loads,
     and a flat array of the wrong size is refused, not cut."""
-    import dataclasses
     import json
+
+    from engine.records import asdict
     w, cfg = _tiny_run()
     out = tmp_path / "w.npz"
     tiny.save(out, w, cfg, {"seed": 0})
     with np.load(out) as data:
         assert data.files == ["__manifest__", "weights"] and data["weights"].dtype == np.float32
     old = tmp_path / "old.npz"
-    meta = np.array(json.dumps({"config": dataclasses.asdict(cfg), "seed": 0}))
+    meta = np.array(json.dumps({"config": asdict(cfg), "seed": 0}))
     np.savez(old, __manifest__=meta, **w)
     for path in (out, old):
         loaded = tiny.load(path)[0]

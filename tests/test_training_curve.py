@@ -4,7 +4,6 @@ The spreads are recomputed here from the attention maps with a plain entropy in 
 from the per-step losses on_step reports, and the weights of a short run from a training loop that records
 nothing."""
 
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ from rich.cells import cell_len
 
 import engine
 from engine import corpus, helper_process, llama, tiny
+from engine.records import replace
 
 RUNS = {"seed0": 0, "seed1": 1}
 

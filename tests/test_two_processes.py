@@ -9,13 +9,13 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from engine import corpus, helper_process, tiny
+from engine.records import replace
 
 ROOT = Path(__file__).resolve().parent.parent
 SHORT = replace(tiny.CONFIGS["main"], steps=60)
@@ -43,9 +43,10 @@ def run(code: str, *args: str, timeout: float = 300) -> str:
 @pytest.mark.slow
 def test_the_weights_are_bit_identical_with_and_without_the_helper():
     out = run(f"""
-import dataclasses, hashlib, os
+import hashlib, os
 from engine import tiny, helper_process
-cfg = dataclasses.replace(tiny.CONFIGS["main"], steps={SHORT.steps})
+from engine.records import replace
+cfg = replace(tiny.CONFIGS["main"], steps={SHORT.steps})
 assert helper_process.can_fork()
 before = set(os.listdir(f"/proc/{{os.getpid()}}/task"))
 for processes in (1, 2, None):
@@ -193,10 +194,11 @@ def test_the_helper_sees_each_update_of_the_shared_weights():
 @pytest.mark.slow
 def test_no_helper_is_left_after_training_or_a_cancel():
     out = run(f"""
-import dataclasses, os
+import os
 from pathlib import Path
 from engine import tiny, helper_process
-cfg = dataclasses.replace(tiny.CONFIGS["main"], steps={SHORT.steps})
+from engine.records import replace
+cfg = replace(tiny.CONFIGS["main"], steps={SHORT.steps})
 me = os.getpid()
 def kids():
     return [c for t in Path(f"/proc/{{me}}/task").iterdir() for c in (t / "children").read_text().split()]
@@ -215,9 +217,9 @@ print(len(seen), len(kids()))
 @pytest.mark.slow
 def test_a_killed_trainer_takes_its_helper_with_it():
     code = """
-import dataclasses
 from engine import tiny
-cfg = dataclasses.replace(tiny.CONFIGS["main"], steps=100_000)
+from engine.records import replace
+cfg = replace(tiny.CONFIGS["main"], steps=100_000)
 def on_step(step, loss, w):
     if step == 5:
         print("running", flush=True)

@@ -3,11 +3,10 @@ keys), and what the last key changed. Where each part sits at a width is tui/lay
 it the parts once.
 """
 
-from dataclasses import dataclass, replace
-
 from rich.cells import cell_len
 
 from engine.errors import EngineError
+from engine.records import record, replace
 from engine.views import Result, fmt_value
 
 from .fill import fill_marked, ref_label  # noqa: F401  (ref_label: the lesson screen's, as page.ref_label)
@@ -17,7 +16,7 @@ from .layout import screen
 from .layout.screen import MIN_WIDTH, Body, Page
 
 
-@dataclass(frozen=True)
+@record
 class Marks:
     """What the last experiment key changed: settings, table cells, new rows, and numbers in the prose."""
 
@@ -99,7 +98,7 @@ def same_place(before: Result, after: Result, ref: str, lang: str) -> bool:
 
 # --- the parts of a page ----------------------------------------------------------------
 
-@dataclass
+@record
 class Key:
     """One item of the footer: a key (or none, for a setting no key changes) and what it does."""
 
@@ -150,13 +149,13 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
     if params and asking is None:  # e types a setting; not while a question waits for its answer
         items.append(Key("e", t("edit_key", lang)))
     if asking is not None:  # a question waits: its answer keys, and the keys that skip it
-        answer = (Key("0-9", t("type_key", lang)) if asking.question.kind == "number"
-                  else Key(f"a-{'abcd'[len(asking.options) - 1]}", t("answer_key", lang)))
-        answer.newline = bool(items)
+        answer = (Key("0-9", t("type_key", lang), newline=bool(items)) if asking.question.kind == "number"
+                  else Key(f"a-{'abcd'[len(asking.options) - 1]}", t("answer_key", lang), newline=bool(items)))
         return items + [answer, Key("Esc", t("skip_key", lang)),
                         Key("n", t("next", lang), not tour.at_end()), Key("p", t("prev", lang), not tour.at_start()),
                         Key("l", t("lang", lang)), Key("?", t("help", lang)), Key("q", t("quit", lang))]
-    nav = [Key("n", t("next", lang), not tour.at_end(), newline=True), Key("p", t("prev", lang), not tour.at_start()),
+    nav = [Key("n", t("next", lang), not tour.at_end(), newline=bool(items)),
+           Key("p", t("prev", lang), not tour.at_start()),
            Key("0", t("reset", lang), tour.resettable())]
     if not tour.on_recap() and tour.hides_rows():
         nav.append(Key("t", t("all_rows", lang)))
@@ -165,8 +164,6 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
         nav.append(Key("w", t("workbench", lang)))
     nav += [Key("l", t("lang", lang)), Key("o", t("lessons", lang)), Key("?", t("help", lang)),
             Key("q", t("quit", lang))]
-    if not items:
-        nav[0].newline = False
     return items + nav
 
 

@@ -28,11 +28,11 @@ class LiveRun:
     `kill()` ends it at once."""
 
     def __init__(self, cfg, seed: int = 0):
-        import dataclasses
+        from engine.records import asdict
 
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}  # the products are small: a second BLAS thread only spins
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tui.training", json.dumps(dataclasses.asdict(cfg)), str(seed)],
+            [sys.executable, "-m", "tui.training", json.dumps(asdict(cfg)), str(seed)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), text=True, bufsize=1)
 

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 
 from engine import sizing
 from engine.errors import EngineError
+from engine.records import record
 from engine.views import Param, Tr
 
 DTYPES = tuple(sizing.BYTES_PER_PARAM)
 CHART_CONTEXTS = (1024, 4096, 16384, 32768, 65536, 131072)
 
 
-@dataclass(frozen=True)
+@record
 class Field:
     name: str
     label: Tr

@@ -13,11 +13,11 @@ REFRESH = 0.25  # seconds between redraws of the progress line: a redraw in a th
 
 def cmd_train(args, lang) -> int:
     """Train a tiny Llama, show its progress, write its weights and manifest."""
-    import dataclasses
     import time
     from pathlib import Path
 
     from engine import tiny
+    from engine.records import replace
     from engine.views import Param, Tr
 
     from ..training import steady_heap
@@ -25,9 +25,9 @@ def cmd_train(args, lang) -> int:
     cfg = tiny.CONFIGS[args.config]
     seed = Param("--seed", "int", None, Tr("", ""), 0, 2**32 - 1).parse(args.seed)
     if args.steps is not None:
-        cfg = dataclasses.replace(cfg, steps=Param("--steps", "int", None, Tr("", ""), 1, 100_000).parse(args.steps))
+        cfg = replace(cfg, steps=Param("--steps", "int", None, Tr("", ""), 1, 100_000).parse(args.steps))
     if args.lr is not None:
-        cfg = dataclasses.replace(cfg, lr=Param("--lr", "float", None, Tr("", ""), 1e-6, 1.0).parse(args.lr))
+        cfg = replace(cfg, lr=Param("--lr", "float", None, Tr("", ""), 1e-6, 1.0).parse(args.lr))
     out = Path(args.out or f"tiny-{args.config}.npz")
     if out.resolve() == tiny.SHIPPED.resolve() and not args.out:
         raise UsageError("refusing to overwrite the shipped weights without --out", "没有 --out 时不会覆盖随附的权重")
