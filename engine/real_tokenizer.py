@@ -13,9 +13,10 @@ Encoding, as llama.cpp (src/llama-vocab.cpp) and Hugging Face's `tokenizers` do 
  2. each stretch between them is pre-tokenized into chunks (below);
  3. a chunk's UTF-8 bytes are written in the byte alphabet, one character per byte;
  4. the adjacent pair whose merge was learned earliest is merged, again and again, until no pair has a merge;
- 5. each part is looked up in the vocabulary. A byte the vocabulary lacks is dropped, as Hugging Face does for
-    a BPE without an unknown token (SmolLM2 lacks 21: 0x04, 0x06, 0x13, 0x14, 0x16, 0x1d and bytes that never
-    occur in UTF-8 or only in unassigned planes).
+ 5. each part is looked up in the vocabulary.
+A byte the vocabulary lacks is dropped before step 4, so its neighbours may merge, as Hugging Face does for a BPE
+without an unknown token (SmolLM2 lacks 21: 0x04, 0x06, 0x13, 0x14, 0x16, 0x1d and bytes that never occur in
+UTF-8 or only in unassigned planes; llama.cpp stops with an error there).
 
 The pre-tokenizers, from llama.cpp's llm_tokenizer_bpe (each regex runs on the pieces the one before left):
     gpt2    's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+
@@ -164,8 +165,8 @@ class Tokenizer:
         if chunk not in self._chunk_ids:
             if len(self._chunk_ids) >= 50_000:  # a learner's prompts repeat words; a pasted book should not grow this
                 self._chunk_ids.clear()
-            word = "".join(BYTE_CHAR[b] for b in chunk.encode("utf-8"))
-            self._chunk_ids[chunk] = [self.ids[p] for p in bpe_merge(word, self.rank) if p in self.ids]
+            word = "".join(c for c in map(BYTE_CHAR.__getitem__, chunk.encode("utf-8")) if c in self.ids)
+            self._chunk_ids[chunk] = [self.ids[p] for p in bpe_merge(word, self.rank)]
         return self._chunk_ids[chunk]
 
     def token_bytes(self, i: int) -> bytes:

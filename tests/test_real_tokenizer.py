@@ -93,8 +93,9 @@ def test_special_tokens_are_whole_only_when_asked_and_user_defined_ones_always()
 
 
 def test_a_byte_the_vocabulary_lacks_is_dropped_and_bos_comes_when_the_model_asks():
-    tok = tiny(drop=BYTE_CHAR[4])
+    tok = tiny(["! ?"], drop=BYTE_CHAR[4])
     assert tok.decode(tok.encode("a\x04b")) == "ab"
+    assert parts(tok, tok.encode("!\x04?")) == ["!?"]  # dropped before merging: its neighbours meet
     with_bos = tiny(bos_id=0, add_bos=True)
     assert with_bos.encode("a")[0] == with_bos.bos_id and tiny(bos_id=0).encode("a") == [tiny().ids["a"]]
 
