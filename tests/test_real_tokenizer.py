@@ -180,7 +180,8 @@ def test_smollm2s_ids_equal_the_reference(smollm, name):
     case = REFERENCE["cases"][name]
     ids = smollm.encode(case["text"], special=case["special"])
     assert ids == case["ids"]
-    assert smollm.decode(ids) == case["decoded"] == case["text"].replace("\x04", "")  # 0x04 is not in its vocabulary
+    lacking = dict.fromkeys(map(ord, "\x04\x06\x13\x14\x16\x1d"))  # characters of one byte its vocabulary lacks
+    assert smollm.decode(ids) == case["decoded"] == case["text"].translate(lacking)
 
 
 @pytest.mark.slow
