@@ -3,7 +3,8 @@
 It holds a Llama-style transformer, operation by operation (ops, positions, the forward pass in llama,
 RMSNorm in norms); the two small models the lessons run: a random-weight one (random_llama) and a trained
 tiny Llama (tiny, with its optimizer, its training pass and its second core, its grammar in corpus, and a
-byte-level BPE in bpe); the arithmetic of real models' sizes (sizing); the seeded experiments (demos,
+byte-level BPE in bpe); a real model's tokenizer, GPT-2's byte-level BPE read from a GGUF file's metadata
+(real_tokenizer); the arithmetic of real models' sizes (sizing); the seeded experiments (demos,
 seeds); sampling; and `views`: what each lesson step shows, as plain tables. Under them: errors (refusals
 worded in both languages), records (the result types) and files (the one atomic file write, for every
 layer). Each module's docstring says what it holds.

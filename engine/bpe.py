@@ -11,6 +11,7 @@ deterministic.
 
 import heapq
 import re
+import unicodedata
 from collections import Counter, defaultdict
 
 N_BYTES = 256  # ids 0..255 are the byte values; merge i makes id 256 + i
@@ -161,4 +162,20 @@ def readable(piece):  # bytes -> str
         else:
             out.append(f"<{piece[i]:02x}>")
             i += 1
+    return "".join(out)
+
+
+FILLERS = frozenset("\u115f\u1160\u3164\uffa0")  # Hangul fillers: letters that draw nothing
+
+
+def shown(piece: bytes) -> str:  # bytes -> str
+    """A token's bytes as a table cell, each character one cell or two on every terminal: printable ASCII and wide
+    characters (CJK) as themselves; anything else (a byte of a split character, a control character, a mark, a
+    modifier such as a skin tone, a filler, a space other than ASCII's, a character whose width depends on the
+    terminal) as its bytes in hex, <e4>."""
+    out = []
+    for ch in readable(piece):
+        kind = unicodedata.category(ch)
+        wide = unicodedata.east_asian_width(ch) in "WF" and kind[0] not in "CMZ" and kind != "Sk" and ch not in FILLERS
+        out.append(ch if " " <= ch <= "~" or wide else "".join(f"<{b:02x}>" for b in ch.encode("utf-8")))
     return "".join(out)

@@ -124,16 +124,8 @@ def write_shipped() -> None:
 
 
 def _shown(piece: bytes) -> str:
-    """A token as a table cell: ASCII and wide CJK characters as themselves; anything else (a byte of a split
-    character, a control character, a symbol whose width depends on the terminal, and |, which parts the
-    tokens) as its bytes in hex, <e4>."""
-    out = []
-    for ch in bpe.readable(piece):
-        if ch != "|" and (" " <= ch <= "~" or unicodedata.east_asian_width(ch) in "WF"):  # | parts the tokens
-            out.append(ch)
-        else:
-            out.append("".join(f"<{b:02x}>" for b in ch.encode("utf-8")))
-    return "".join(out)
+    """A token as a table cell (bpe.shown), and | as <7c>: it parts the tokens."""
+    return bpe.shown(piece).replace("|", "<7c>")
 
 
 def _cells(text: str) -> int:

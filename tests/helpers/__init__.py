@@ -11,4 +11,6 @@ the fixtures. Nothing here is a test, and nothing here imports a test module.
   classroom  accounts and keys for the classroom host's tests
   marks      WALL_CLOCK: the tests that bound a child's seconds, kept to one pytest-xdist worker in turn
 
-The loopback sshd, which bench/classroom_load.py drives too, lives in bench/sshd.py."""
+The loopback sshd, which bench/classroom_load.py drives too, lives in bench/sshd.py; SmolLM2's GGUF file,
+fetched once into a cache as a user would, and its metadata, which bench/real_tokenizer.py reads too, in
+bench/smollm.py."""
