@@ -3,10 +3,11 @@
 It holds a Llama-style transformer, operation by operation (ops, positions, the forward pass in llama,
 RMSNorm in norms); the two small models the lessons run: a random-weight one (random_llama) and a trained
 tiny Llama (tiny, with its optimizer, its training pass and its second core, its grammar in corpus, and a
-byte-level BPE in bpe); the arithmetic of real models' sizes (sizing); the seeded experiments (demos,
-seeds); sampling; and `views`: what each lesson step shows, as plain tables. Under them: errors (refusals
-worded in both languages), records (the result types) and files (the one atomic file write, for every
-layer). Each module's docstring says what it holds.
+byte-level BPE in bpe); a real Llama read from a GGUF file (real_llama, on the reader gguf_file); the
+arithmetic of real models' sizes (sizing); the seeded experiments (demos, seeds); sampling; and `views`:
+what each lesson step shows, as plain tables. Under them: errors (refusals worded in both languages),
+records (the result types) and files (the one atomic file write, for every layer). Each module's docstring
+says what it holds.
 
 Glossary, used in every shape comment ([n_seq, d_model] and so on):
     n_seq      tokens in the sequence          d_model    width of the residual stream x
