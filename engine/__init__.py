@@ -27,7 +27,7 @@ _HOMES = {
     "seeds": ("DEMO_SEED",),
     "demos": ("attention_demo", "cat_demo", "d_sweep", "multi_head_demo", "permutation_demo",
               "rope_demo", "swiglu_demo"),
-    "errors": ("MAX_BYTES", "EngineError", "ParamError", "SizeError", "check_bytes"),
+    "errors": ("MAX_BYTES", "EngineError", "FileError", "ParamError", "SizeError", "check_bytes"),
     "ops": ("attention", "causal_mask", "entropy", "log_softmax", "merge_heads", "rms_norm", "silu", "softmax",
             "split_heads", "swiglu"),
     "positions": ("apply_rope", "frequencies", "sinusoidal_positions", "wavelengths"),

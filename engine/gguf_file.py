@@ -23,7 +23,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .errors import EngineError
+from .errors import FileError
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)  # version 1 counted in uint32 and has not been written since 2023
@@ -34,10 +34,6 @@ SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?
 NUMBERS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "?", 10: "<u8", 11: "<i8",
            12: "<f8"}  # the same types as numpy dtypes, for arrays
 FLOATS = {0: "<f4", 1: "<f2"}  # F32 and F16 tensors are read as they are; every other type goes to gguf
-
-
-class FileError(EngineError):
-    """A model file that is not a GGUF file this reader can read, or not one the tour runs."""
 
 
 @dataclass(frozen=True)

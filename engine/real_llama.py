@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import llama
-from .errors import SizeError
-from .gguf_file import FileError, GGUFFile
+from .errors import FileError, SizeError
+from .gguf_file import GGUFFile
 from .sizing import ModelConfig, total_params
 
 ARCH = "llama"

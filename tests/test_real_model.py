@@ -25,8 +25,8 @@ from helpers.cli import run_cli
 from numpy.testing import assert_allclose
 
 from engine import gguf_file, real_llama
-from engine.errors import SizeError
-from engine.gguf_file import FileError, GGUFFile
+from engine.errors import FileError, SizeError
+from engine.gguf_file import GGUFFile
 from engine.ops import softmax
 from tui import model_file
 
