@@ -16,6 +16,7 @@ about 100,000 of them) are decoded when first read. Dequantizing is llama.cpp's 
 """
 
 import contextlib
+import math
 import mmap
 import struct
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from .errors import FileError
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)  # version 1 counted in uint32 and has not been written since 2023
 ALIGNMENT = 32  # general.alignment's default
+MAX_DIMS = 4  # ggml's GGML_MAX_DIMS
 MAX_COUNT = 10**7  # tensors, keys or array elements: far above any model, far below a corrupt count's billions
 STRING, ARRAY = 8, 9
 SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
@@ -49,7 +51,7 @@ class TensorInfo:
     @property
     def size(self) -> int:
         """Its number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def type_name(self) -> str:
@@ -124,7 +126,10 @@ class GGUFFile:
         infos = []
         for _ in range(n_tensors):
             name = self._string()
-            ne = [self._scalar("<Q") for _ in range(self._scalar("<I"))]
+            n_dims = self._scalar("<I")
+            if n_dims > MAX_DIMS:
+                raise self._bad(f"tensor {name} has {n_dims} dimensions", f"张量 {name} 有 {n_dims} 个维度")
+            ne = [self._scalar("<Q") for _ in range(n_dims)]
             infos.append((name, tuple(reversed(ne)), self._scalar("<I"), self._scalar("<Q")))
         align = self.metadata.get("general.alignment", ALIGNMENT)
         if not isinstance(align, int) or align < 1:
@@ -168,8 +173,11 @@ class GGUFFile:
             raise self._bad(f"a value of type {kind}", f"值的类型是 {kind}")
         kind, n = self._scalar("<I"), self._count()
         if kind in NUMBERS:
+            n_bytes = n * np.dtype(NUMBERS[kind]).itemsize
+            if self._at + n_bytes > len(self._buf):
+                raise struct.error("past the end")
             a = np.frombuffer(self._buf, NUMBERS[kind], n, self._at).copy()  # a copy: the file may close
-            self._at += a.nbytes
+            self._at += n_bytes
             return a
         if kind == STRING:
             start, unpack = self._at, struct.Struct("<Q").unpack_from
@@ -178,7 +186,7 @@ class GGUFFile:
             if self._at > len(self._buf):
                 raise struct.error("past the end")
             return Strings(self._buf, start, n)
-        return [self._value(kind) for _ in range(n)]  # arrays of arrays: no model we know writes them
+        raise self._bad(f"an array of type {kind} in the metadata", f"元数据里有类型为 {kind} 的数组")
 
     # --- the tensors ---------------------------------------------------------------------------------------
 
@@ -241,4 +249,4 @@ def tensor_bytes(shape, kind: int, bad=None, name: str = "") -> int:
     if cols % block:
         raise bad(f"tensor {name}'s rows of {cols} are not whole blocks of {block}",
                   f"张量 {name} 每行 {cols} 个数，不是 {block} 的整数倍")
-    return int(np.prod(shape, dtype=np.int64)) // block * block_bytes
+    return math.prod(shape) // block * block_bytes

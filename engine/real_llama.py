@@ -67,10 +67,14 @@ def read_config(f: GGUFFile) -> RealLlama:
                         f"{f.path} 里是 {arch or '未命名'} 架构的模型；导览只能运行 {ARCH} 架构的模型"
                         "（Llama 2 和 3、TinyLlama、SmolLM 等）")
 
-    def need(key):
-        if f"{ARCH}.{key}" not in meta:
+    def need(key, default=None, kind=int):
+        value = meta.get(f"{ARCH}.{key}", default)
+        if value is None:
             raise FileError(f"{f.path} has no {ARCH}.{key} in its metadata", f"{f.path} 的元数据里没有 {ARCH}.{key}")
-        return int(meta[f"{ARCH}.{key}"])
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise FileError(f"{f.path}: {ARCH}.{key} is {str(value)[:40]!r}, not a number",
+                            f"{f.path}：{ARCH}.{key} 是 {str(value)[:40]!r}，不是一个数")
+        return kind(value)
 
     if "rope_freqs.weight" in f.tensors or meta.get(f"{ARCH}.rope.scaling.type", "none") not in ("none", "linear"):
         raise FileError(f"{f.path} scales RoPE's frequencies (as Llama 3.1 and 3.2 do), which the tour's forward "
@@ -79,20 +83,20 @@ def read_config(f: GGUFFile) -> RealLlama:
         raise FileError(f"{f.path} scales RoPE's positions, which the tour's forward does not do",
                         f"{f.path} 缩放了 RoPE 的位置，导览的前向计算不支持")
     d, n_head, embed = need("embedding_length"), need("attention.head_count"), f.tensors.get("token_embd.weight")
-    if embed is None:
-        raise FileError(f"{f.path} has no tensor token_embd.weight", f"{f.path} 里没有张量 token_embd.weight")
-    head_dim = int(meta.get(f"{ARCH}.attention.key_length", meta.get(f"{ARCH}.rope.dimension_count", d // n_head)))
+    if embed is None or not n_head:
+        raise FileError(f"{f.path} has no tensor token_embd.weight, or no heads",
+                        f"{f.path} 里没有张量 token_embd.weight，或者没有注意力头")
+    head_dim = need("attention.key_length", need("rope.dimension_count", d // n_head))
     try:
         cfg = ModelConfig(d_model=d, n_layer=need("block_count"), n_head=n_head,
-                          n_kv_head=int(meta.get(f"{ARCH}.attention.head_count_kv", n_head)),
+                          n_kv_head=need("attention.head_count_kv", n_head),
                           head_dim=None if head_dim * n_head == d else head_dim, d_ff=need("feed_forward_length"),
                           n_vocab=embed.shape[0], tied_embeddings="output.weight" not in f.tensors,
                           name=str(meta.get("general.name", os.path.basename(f.path))))
     except ValueError as err:  # ModelConfig's own refusal (a ParamError), said of the file
         raise FileError(f"{f.path}: {err}", f"{f.path}：{err}") from None
-    return RealLlama(cfg, float(meta.get(f"{ARCH}.rope.freq_base", 10000.0)),
-                     float(meta.get(f"{ARCH}.attention.layer_norm_rms_epsilon", 1e-5)),
-                     int(meta.get(f"{ARCH}.context_length", 2048)), file=f)
+    return RealLlama(cfg, need("rope.freq_base", 10000.0, float), need("attention.layer_norm_rms_epsilon", 1e-5, float),
+                     need("context_length", 2048), file=f)
 
 
 def expected_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:

@@ -202,6 +202,37 @@ def test_a_tensor_past_the_end_is_refused(small, tmp_path):
         GGUFFile(bad)
 
 
+def gguf_bytes(n_tensors: int, n_kv: int, body: bytes) -> bytes:
+    """A GGUF file's bytes written by hand: the header, then `body` (key/values, tensor infos)."""
+    return b"GGUF" + struct.pack("<IQQ", 3, n_tensors, n_kv) + body
+
+
+def gguf_string(text: str) -> bytes:
+    return struct.pack("<Q", len(text)) + text.encode()
+
+
+@pytest.mark.parametrize("body, says", [
+    (gguf_bytes(0, 1, gguf_string("x") + struct.pack("<IIQIQI", 9, 9, 1, 4, 1, 7)), "an array of type 9"),
+    (gguf_bytes(1, 0, gguf_string("t") + struct.pack("<I", 5000) + b"\0" * 64), "has 5000 dimensions"),
+    (gguf_bytes(1, 0, gguf_string("t") + struct.pack("<IQIQ", 1, 32, 99, 0)), "ggml type 99"),
+    (gguf_bytes(1, 0, gguf_string("t") + struct.pack("<IQIQ", 1, 33, 8, 0)), "not whole blocks of 32"),
+    (gguf_bytes(0, 1, gguf_string("x") + struct.pack("<IIQ", 9, 4, 10**6)), "ends too early"),
+], ids=["arrays of arrays", "5000 dimensions", "type 99", "a row cut mid-block", "an array past the end"])
+def test_a_hostile_file_is_refused_in_one_line(tmp_path, body, says):
+    """Arrays of arrays, more dimensions than ggml has, unknown types, rows cut mid-block, arrays past the end."""
+    path = tmp_path / "hostile.gguf"
+    path.write_bytes(body)
+    with pytest.raises(FileError, match=says):
+        GGUFFile(path)
+
+
+def test_a_size_that_is_not_a_number_is_refused(tmp_path):
+    path = tmp_path / "odd.gguf"
+    write_llama(path, kv={"llama.attention.key_length": "sixty-four"})
+    with pytest.raises(FileError, match="llama.attention.key_length is 'sixty-four', not a number"):
+        real_llama.load(path)
+
+
 # --- the model ---------------------------------------------------------------------------------------------------
 
 def test_the_tensors_map_onto_llama_forwards_weights(small):

