@@ -86,13 +86,19 @@ def read_config(f: GGUFFile) -> RealLlama:
     if embed is None or not n_head:
         raise FileError(f"{f.path} has no tensor token_embd.weight, or no heads",
                         f"{f.path} 里没有张量 token_embd.weight，或者没有注意力头")
-    head_dim = need("attention.key_length", need("rope.dimension_count", d // n_head))
+    head_dim = need("attention.key_length", d // n_head)
+    turned = need("rope.dimension_count", head_dim)
+    if turned != head_dim:  # RoPE on part of each head: not a Llama's
+        raise FileError(f"{f.path} turns {turned} of each head's {head_dim} numbers with RoPE; the tour's forward "
+                        "turns them all", f"{f.path} 的 RoPE 只转每个头 {head_dim} 个数中的 {turned} 个；"
+                        "导览的前向计算会转全部")
+    sizes = dict(d_model=d, n_layer=need("block_count"), n_head=n_head,
+                 n_kv_head=need("attention.head_count_kv", n_head), d_ff=need("feed_forward_length"),
+                 head_dim=None if head_dim * n_head == d else head_dim,
+                 n_vocab=embed.shape[0], tied_embeddings="output.weight" not in f.tensors,
+                 name=str(meta.get("general.name", os.path.basename(f.path))))
     try:
-        cfg = ModelConfig(d_model=d, n_layer=need("block_count"), n_head=n_head,
-                          n_kv_head=need("attention.head_count_kv", n_head),
-                          head_dim=None if head_dim * n_head == d else head_dim, d_ff=need("feed_forward_length"),
-                          n_vocab=embed.shape[0], tied_embeddings="output.weight" not in f.tensors,
-                          name=str(meta.get("general.name", os.path.basename(f.path))))
+        cfg = ModelConfig(**sizes)
     except ValueError as err:  # ModelConfig's own refusal (a ParamError), said of the file
         raise FileError(f"{f.path}: {err}", f"{f.path}：{err}") from None
     return RealLlama(cfg, need("rope.freq_base", 10000.0, float), need("attention.layer_norm_rms_epsilon", 1e-5, float),

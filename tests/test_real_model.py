@@ -226,10 +226,14 @@ def test_a_hostile_file_is_refused_in_one_line(tmp_path, body, says):
         GGUFFile(path)
 
 
-def test_a_size_that_is_not_a_number_is_refused(tmp_path):
+def test_a_size_that_is_not_a_number_and_partial_rope_are_refused(tmp_path):
     path = tmp_path / "odd.gguf"
     write_llama(path, kv={"llama.attention.key_length": "sixty-four"})
     with pytest.raises(FileError, match="llama.attention.key_length is 'sixty-four', not a number"):
+        real_llama.load(path)
+    path = tmp_path / "partial.gguf"
+    write_llama(path, kv={"llama.rope.dimension_count": 8.0})
+    with pytest.raises(FileError, match="turns 8 of each head's 16 numbers with RoPE"):
         real_llama.load(path)
 
 
