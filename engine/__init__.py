@@ -3,11 +3,11 @@
 It holds a Llama-style transformer, operation by operation (ops, positions, the forward pass in llama,
 RMSNorm in norms); the two small models the lessons run: a random-weight one (random_llama) and a trained
 tiny Llama (tiny, with its optimizer, its training pass and its second core, its grammar in corpus, and a
-byte-level BPE in bpe); a real model's tokenizer, GPT-2's byte-level BPE read from a GGUF file's metadata
-(real_tokenizer); the arithmetic of real models' sizes (sizing); the seeded experiments (demos,
-seeds); sampling; and `views`: what each lesson step shows, as plain tables. Under them: errors (refusals
-worded in both languages), records (the result types) and files (the one atomic file write, for every
-layer). Each module's docstring says what it holds.
+byte-level BPE in bpe); a real Llama read from a GGUF file (real_llama, on the reader gguf_file) with its
+tokenizer, GPT-2's byte-level BPE from the file's metadata (real_tokenizer); the arithmetic of real models'
+sizes (sizing); the seeded experiments (demos, seeds); sampling; and `views`: what each lesson step shows,
+as plain tables. Under them: errors (refusals worded in both languages), records (the result types) and
+files (the one atomic file write, for every layer). Each module's docstring says what it holds.
 
 Glossary, used in every shape comment ([n_seq, d_model] and so on):
     n_seq      tokens in the sequence          d_model    width of the residual stream x
@@ -27,7 +27,7 @@ _HOMES = {
     "seeds": ("DEMO_SEED",),
     "demos": ("attention_demo", "cat_demo", "d_sweep", "multi_head_demo", "permutation_demo",
               "rope_demo", "swiglu_demo"),
-    "errors": ("MAX_BYTES", "EngineError", "ParamError", "SizeError", "check_bytes"),
+    "errors": ("MAX_BYTES", "EngineError", "FileError", "ParamError", "SizeError", "check_bytes"),
     "ops": ("attention", "causal_mask", "entropy", "log_softmax", "merge_heads", "rms_norm", "silu", "softmax",
             "split_heads", "swiglu"),
     "positions": ("apply_rope", "frequencies", "sinusoidal_positions", "wavelengths"),

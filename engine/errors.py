@@ -20,7 +20,11 @@ class ParamError(EngineError):
 
 
 class SizeError(EngineError):
-    """A size whose arrays would pass MAX_BYTES."""
+    """A size whose arrays would pass MAX_BYTES, or a model too big for the memory there is."""
+
+
+class FileError(EngineError):
+    """A model file that is not one the engine can read, or not one the tour runs."""
 
 
 def check_bytes(n_bytes: int, what_en: str, what_zh: str) -> None:

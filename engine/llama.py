@@ -4,9 +4,11 @@ at 80 columns.
 
 Every model whose numbers a lesson shows runs through this code: the
 residual lesson's random stack (random_llama.py, float64), the RMSNorm
-lesson's deep stack (norms.py) and the trained tiny Llama (tiny.py,
-float32). Training runs the same sums faster (training_pass.py), and
-tests/test_llama.py holds the two equal. Arrays keep the weights'
+lesson's deep stack (norms.py), the trained tiny Llama (tiny.py,
+float32) and a real Llama read from a GGUF file (real_llama.py,
+float32, with its own RoPE base and eps, and a KV cache for
+generation). Training runs the same sums faster (training_pass.py),
+and tests/test_llama.py holds the two equal. Arrays keep the weights'
 dtype.
 
 Shapes: T positions, d = d_model, H query heads and K key/value heads
@@ -26,63 +28,76 @@ from .ops import attention, merge_heads, rms_norm, split_heads, swiglu
 from .positions import rope_tables, rotate_pairs
 
 
-def rope(x, base=10000.0):  # [..., T, hd] -> [..., T, hd]
+def rope(x, base=10000.0, start=0):  # [..., T, hd] -> [..., T, hd]
     """Turn each pair (2i, 2i+1) of the vector at position pos
-    by the angle pos·θ_i."""
-    pos = np.arange(x.shape[-2])  # [T]
+    by the angle pos·θ_i; positions count from start."""
+    pos = np.arange(start, start + x.shape[-2])  # [T]
     cos, sin = rope_tables(pos, x.shape[-1], base, x.dtype)
     return rotate_pairs(x, cos, sin)  # cos, sin: [T, hd/2]
 
 
-def grouped_attention(x, wq, wk, wv, wo, n_head, n_kv_head):
+def grouped_attention(x, wq, wk, wv, wo, n_head, n_kv_head,
+                      base=10000.0, cache=None):
     """Causal self-attention with RoPE on q and k, [..., T, d] ->
     [..., T, d], and its weights. Query head h reads K/V head
     h // group: a group of n_head // n_kv_head query heads shares
-    each K/V head."""
-    q = rope(split_heads(x @ wq, n_head))     # [..., H, T, hd]
-    k = rope(split_heads(x @ wk, n_kv_head))  # [..., K, T, hd]
-    v = split_heads(x @ wv, n_kv_head)        # [..., K, T, hd]
+    each K/V head. cache, a dict, holds the k and v of the positions
+    before these T and takes theirs on: S positions in all."""
+    q = split_heads(x @ wq, n_head)     # [..., H, T, hd]
+    k = split_heads(x @ wk, n_kv_head)  # [..., K, T, hd]
+    v = split_heads(x @ wv, n_kv_head)  # [..., K, T, hd]
+    start = cache["k"].shape[-2] if cache else 0
+    q, k = rope(q, base, start), rope(k, base, start)
+    if cache:  # the earlier positions' k and v come first
+        k = np.concatenate([cache["k"], k], -2)  # [..., K, S, hd]
+        v = np.concatenate([cache["v"], v], -2)
+    if cache is not None:
+        cache.update(k=k, v=v)
     group = n_head // n_kv_head
-    k = np.repeat(k, group, axis=-3)  # [..., H, T, hd]: K/V head j
+    k = np.repeat(k, group, axis=-3)  # [..., H, S, hd]: K/V head j
     v = np.repeat(v, group, axis=-3)  # once for each head of group j
-    out, weights = attention(q, k, v, causal=True)  # [..., H, T, T]
+    out, weights = attention(q, k, v, causal=True)  # [..., H, T, S]
     return merge_heads(out) @ wo, weights           # [..., T, d]
 
 
-def block(x, w, i, n_head, n_kv_head, residual=True):
+def block(x, w, i, n_head, n_kv_head, residual=True, *,
+          base=10000.0, eps=1e-5, cache=None):
     """Layer i, pre-norm, [..., T, d] -> [..., T, d]: each sub-block
     reads a normalised copy of x and adds its output to x.
     residual=False replaces x with each output instead (the
-    residual lesson's experiment)."""
-    h = rms_norm(x, w[f"{i}.norm1"])
+    residual lesson's experiment). cache[i]: layer i's k and v."""
+    h = rms_norm(x, w[f"{i}.norm1"], eps)
     a, weights = grouped_attention(
         h, w[f"{i}.wq"], w[f"{i}.wk"], w[f"{i}.wv"], w[f"{i}.wo"],
-        n_head, n_kv_head)
+        n_head, n_kv_head, base,
+        None if cache is None else cache.setdefault(i, {}))
     x = x + a if residual else a
-    h = rms_norm(x, w[f"{i}.norm2"])
+    h = rms_norm(x, w[f"{i}.norm2"], eps)
     f = swiglu(h, w[f"{i}.wg"], w[f"{i}.wu"], w[f"{i}.wd"])
     x = x + f if residual else f
     return x, weights
 
 
 def forward(w, ids, n_head, n_kv_head=None, *, keep=None,
-            residual=True):  # ids [..., T] -> logits [..., T, V]
+            residual=True, base=10000.0, eps=1e-5, cache=None):
     """The next-token logits at every position. keep, a dict,
     receives x after the embedding and after each layer
     (residual), each layer's attention weights (attn) and x after
-    the last layer (x_out).
+    the last layer (x_out). base is RoPE's, eps RMSNorm's. cache,
+    a dict, keeps each layer's k and v: given it again with the
+    next ids, forward goes on where it stopped.
     Shapes: T positions, d = d_model, H query heads and K K/V heads
     of hd numbers each, f = d_ff, V = n_vocab, "..." a batch."""
     x = w["embed"][ids]  # [..., T, d]
     stream, maps = [x], []
     for i in range(n_layers(w)):
         x, weights = block(x, w, i, n_head, n_kv_head or n_head,
-                           residual)
+                           residual, base=base, eps=eps, cache=cache)
         stream.append(x)
         maps.append(weights)
     if keep is not None:
         keep.update(residual=stream, attn=maps, x_out=x)
-    return rms_norm(x, w["norm_f"]) @ w["head"]  # [..., T, V]
+    return rms_norm(x, w["norm_f"], eps) @ w["head"]  # [..., T, V]
 
 
 def n_layers(w) -> int:

@@ -68,5 +68,5 @@ async def test_the_code_window_on_a_trained_model_step_reads_the_reference_forwa
         await pilot.pause()
         code = app.screen.query_one("#code", Static)
         text = code.content.code  # the rich Syntax the window shows
-        assert "def grouped_attention(x, wq, wk, wv, wo, n_head, n_kv_head):" in text
+        assert "def grouped_attention(x, wq, wk, wv, wo, n_head, n_kv_head,\n" in text
         assert "np.repeat(k, group, axis=-3)" in text

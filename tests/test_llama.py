@@ -97,12 +97,13 @@ def test_silencing_a_head_zeroes_what_it_adds():
 
 
 def test_the_code_key_shows_the_reference_forward_in_short_lines():
-    """Under 60 lines, each whole in the code window at 80 columns, and none of training's devices."""
+    """Under 70 lines (the KV cache included), each whole in the code window at 80 columns, and none of training's
+    devices."""
     import inspect
 
     from tui.screens.code import code_width
     text = "\n".join(inspect.getsource(f) for f in llama.CODE)
-    assert len(text.splitlines()) < 60 and max(map(len, text.splitlines())) <= code_width(80)
+    assert len(text.splitlines()) < 70 and max(map(len, text.splitlines())) <= code_width(80)
     for word in ("Prefixes", "turn_pairs", "dense(", "complex", "check_bytes"):
         assert word not in text
 

