@@ -1,7 +1,7 @@
 """How long SmolLM2-135M-Instruct's tokenizer (engine/real_tokenizer.py) takes to build and to use.
 
 Run from the repo root with the venv's python:  .venv/bin/python bench/real_tokenizer.py [--runs N] [--json]
-It uses the file the slow tests fetch (bench/smollm.py, fetching it the first time). Each figure is the
+It uses the file the slow tests fetch (bench/smollm.py: `xf-tour model get`, the first time). Each figure is the
 median of N runs in this process, each on a new Tokenizer where its cache would flatter it:
   - reading the file's metadata (the tests' plain-Python reader: 49,152 tokens, 48,900 merges, their types);
   - building the tokenizer from it (the vocabulary and merge ranks as dicts, every merge checked);
@@ -21,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.smollm import gguf_metadata, smollm_path  # noqa: E402
+from bench.smollm import smollm_path  # noqa: E402
+from engine.gguf_file import GGUFFile  # noqa: E402
 from engine.real_tokenizer import Tokenizer  # noqa: E402  (after the path is set)
 
 TARGETS_MS = {"build": 300, "encode_cold": 50}
@@ -40,7 +41,7 @@ def timed(fn, runs) -> tuple[float, object]:
 def measure(runs: int) -> dict:
     path = smollm_path()
     prompt = json.loads((ROOT / "tests/fixtures/smollm2_tokens.json").read_text(encoding="utf-8"))["cases"]["long"]
-    read_ms, meta = timed(lambda: gguf_metadata(path), runs)
+    read_ms, meta = timed(lambda: GGUFFile(path).metadata, runs)
     build_ms, tok = timed(lambda: Tokenizer.from_metadata(meta), runs)
     cold = [timed(lambda: t.encode(prompt["text"], special=True), 1)[0]
             for t in [Tokenizer.from_metadata(meta) for _ in range(runs)]]

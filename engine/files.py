@@ -8,19 +8,31 @@ folder is opened goes through the folder's descriptor, so a folder renamed or sw
 later step elsewhere. A failure at any step removes the temporary file (by name in that folder: a link put in its
 place is removed, never followed) and leaves the target as it was.
 
-Nothing here imports anything but the standard library: every layer of the tour may use it.
+It also says where the tour keeps what it writes for a learner (state_dir). Nothing here imports anything but
+the standard library (and platformdirs, which comes with textual, when no XF_TOUR_STATE_DIR is set): every layer
+of the tour may use it.
 """
 
 import contextlib
 import errno
 import os
 import stat
+from pathlib import Path
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | NOFOLLOW
 TRIES = 100  # temporary names tried before giving up: each is 32 random bits
 AT = os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd  # POSIX: every step through the folder
+
+
+def state_dir() -> Path:
+    """XF_TOUR_STATE_DIR, or the platform's user state folder for xf-tour."""
+    override = os.environ.get("XF_TOUR_STATE_DIR")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_state_dir  # comes with textual
+    return Path(user_state_dir("xf-tour", appauthor=False))
 
 
 class Swapped(OSError):

@@ -19,12 +19,12 @@ import contextlib
 import math
 import mmap
 import struct
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from .errors import FileError
+from .records import record
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)  # version 1 counted in uint32 and has not been written since 2023
@@ -38,7 +38,7 @@ NUMBERS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4",
 FLOATS = {0: "<f4", 1: "<f2"}  # F32 and F16 tensors are read as they are; every other type goes to gguf
 
 
-@dataclass(frozen=True)
+@record
 class TensorInfo:
     """One tensor: its name, numpy shape (ne reversed), ggml type number, and where its bytes start in the file."""
 

@@ -18,15 +18,20 @@ is what llama.rope turns (Hugging Face's checkpoints turn (i, i + hd/2)): the GG
 """
 
 import os
+from pathlib import Path
 
 import numpy as np
 
 from . import llama
-from .errors import FileError, SizeError
+from .errors import EngineError, FileError, SizeError
+from .files import state_dir
 from .gguf_file import GGUFFile
 from .records import not_compared, record
 from .sizing import ModelConfig, total_params
 
+ENV = "XF_TOUR_MODEL"  # a GGUF file to use instead of the fetched one
+FOLDER = "models"  # in the state folder
+NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"  # the file `xf-tour model get` fetches (tui/model_file.py)
 ARCH = "llama"
 GLOBAL = {"token_embd.weight": "embed", "output_norm.weight": "norm_f"}
 PER_LAYER = {"attn_norm": "norm1", "attn_q": "wq", "attn_k": "wk", "attn_v": "wv", "attn_output": "wo",
@@ -54,6 +59,31 @@ class RealLlama:
     def tokens(self):
         """The vocabulary's pieces, by id (tokenizer.ggml.tokens)."""
         return self.file.metadata["tokenizer.ggml.tokens"]
+
+
+class NoModel(EngineError):
+    """No model file where one was named, or none at all; `text(lang)` says which and what to do."""
+
+
+def default_path(root: Path | None = None) -> Path:
+    """Where `model get` puts the model: models/NAME in the state folder (or in `root`)."""
+    return (state_dir() if root is None else Path(root)) / FOLDER / NAME
+
+
+def find_model(given=None, environ=os.environ, root: Path | None = None) -> Path:
+    """The model file to run: `given` (--model), else XF_TOUR_MODEL, else the state folder's copy. NoModel
+    when the file named is not there, or when nothing names one and `model get` has not been run."""
+    for path, where_en, where_zh in ((given, "--model", "--model"), (environ.get(ENV) or None, ENV, ENV)):
+        if path is not None:
+            if not Path(path).is_file():
+                raise NoModel(f"{where_en} names {path}, which is not a file", f"{where_zh} 指向的 {path} 不是文件")
+            return Path(path)
+    path = default_path(root)
+    if not path.is_file():
+        raise NoModel(f"no model yet: run `xf-tour model get` (98 MB, once), or give --model FILE.gguf or "
+                      f"set {ENV}", f"还没有模型：请运行 `xf-tour model get`（98 MB，只需一次），"
+                      f"或用 --model FILE.gguf，或设置 {ENV}")
+    return path
 
 
 def read_config(f: GGUFFile) -> RealLlama:

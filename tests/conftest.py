@@ -2,6 +2,7 @@
 the package tests/helpers; the loopback sshd is bench/sshd.py, which bench/classroom_load.py drives too."""
 
 import atexit
+import functools
 import os
 import shutil
 import tempfile
@@ -28,6 +29,20 @@ atexit.register(shutil.rmtree, os.environ["XF_TOUR_STATE_DIR"], ignore_errors=Tr
 def _seeded():
     """The engine draws from explicit seeds; the global generator is seeded too, so nothing drifts."""
     np.random.seed(0)
+
+
+@functools.cache
+def _smollm() -> str:
+    from bench.smollm import smollm_path
+    return str(smollm_path())
+
+
+@pytest.fixture(autouse=True)
+def _real_model(request, monkeypatch):
+    """A test marked real_model runs with XF_TOUR_MODEL naming SmolLM2-135M's file, which `xf-tour model get`
+    fetches once into the folder the runs share (bench/smollm.py)."""
+    if request.node.get_closest_marker("real_model"):
+        monkeypatch.setenv("XF_TOUR_MODEL", _smollm())
 
 
 @pytest.fixture

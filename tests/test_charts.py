@@ -16,9 +16,10 @@ BACKGROUND = {"textual-dark": "#121212", "textual-light": "#e0e0e0"}
 
 
 def _view_charts():
-    """Every chart of every view at its defaults, and at a setting that changes it."""
+    """Every chart of every view at its defaults, and at a setting that changes it (the real model's views have
+    none: tests/test_real_views.py)."""
     out = []
-    for view in VIEWS.values():
+    for view in (v for v in VIEWS.values() if not v.model):
         for chart in view.run({}).charts:
             out.append((view.id, chart))
     return out

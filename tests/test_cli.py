@@ -124,8 +124,8 @@ def test_plain_output_fits_80_cells_without_escape_codes(lang):
     assert "\x1b" not in out.stdout
     wide = [line for line in out.stdout.splitlines() if cell_len(line.rstrip()) > 80]
     assert not wide, wide[:3]
-    for view in engine.VIEWS.values():
-        assert view.title(lang) in out.stdout
+    for view in engine.VIEWS.values():  # without a model (a new state folder) the real model's views are left out
+        assert (view.title(lang) in out.stdout) != view.model
 
 
 @pytest.mark.parametrize("env, title", [({"LANG": "zh_CN.UTF-8"}, "正弦位置编码"),

@@ -128,11 +128,16 @@ async def test_a_long_text_is_cut_with_a_count_and_still_fits(state):
 
 
 def test_every_text_setting_is_one_the_footer_cuts_short():
+    """A text setting's value is begun in the footer; a sentence of the tiny grammar (kind "sentence", also named
+    prompt in tiny-sample) is shown whole."""
     from engine.views import VIEWS
-    from tui.page import TEXTS
+    from tui.page import is_text, shown_value
 
-    texts = {p.name for v in VIEWS.values() for p in v.params if p.kind == "text"}
-    assert texts and texts <= TEXTS
+    texts = [(v.id, p.name) for v in VIEWS.values() for p in v.params if p.kind == "text"]
+    assert len(texts) >= 2 and all(is_text(*case) for case in texts)
+    assert shown_value("bpe", "text", "a" * 40) == "a" * 21 + "..."
+    assert shown_value("real-next", "prompt", "a" * 40) == "a" * 21 + "..."
+    assert shown_value("tiny-sample", "prompt", "the big dogs near the cat") == "the big dogs near the cat"
 
 
 async def test_a_value_that_would_break_another_step_of_the_lesson_is_refused(state):

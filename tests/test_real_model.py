@@ -15,7 +15,6 @@ import os
 import struct
 import threading
 import zipfile
-from pathlib import Path
 
 import gguf
 import numpy as np
@@ -24,6 +23,7 @@ from gguf import GGMLQuantizationType as Q
 from helpers.cli import run_cli
 from numpy.testing import assert_allclose
 
+from bench.smollm import smollm_path
 from engine import gguf_file, real_llama
 from engine.errors import FileError, SizeError
 from engine.gguf_file import GGUFFile
@@ -433,17 +433,14 @@ def test_model_info_gives_the_architecture_and_both_counts(small, tmp_path):
 
 # --- the real model (fetched once, as a learner fetches it) --------------------------------------------------------
 
-CACHE = Path(os.environ.get("XF_TOUR_TEST_CACHE") or Path.home() / ".cache" / "xf-tour-tests")
 PROMPT = ["The", "Ġcapital", "Ġof", "ĠFrance", "Ġis"]  # "The capital of France is", byte-level BPE pieces
 PROMPT_IDS, PARIS = [504, 3575, 282, 4649, 314], 7042  # their ids, and " Paris"'s, in SmolLM2's vocabulary
 
 
 @pytest.fixture(scope="module")
 def smollm():
-    """SmolLM2-135M, loaded: `xf-tour model get` into the shared cache folder first (a no-op once it is there)."""
-    out = run_cli("model", "get", env={"XF_TOUR_STATE_DIR": str(CACHE)})
-    assert out.returncode == 0, out.stderr
-    return real_llama.load(model_file.default_path(CACHE))
+    """SmolLM2-135M, loaded: `xf-tour model get` into the shared cache folder first (bench/smollm.py)."""
+    return real_llama.load(smollm_path())
 
 
 @pytest.mark.slow

@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from bench.smollm import GGUF_SHA256, gguf_metadata, smollm_path
+from bench.smollm import smollm_path
 from engine import bpe
 from engine.errors import EngineError
+from engine.gguf_file import GGUFFile
 from engine.real_tokenizer import BYTE_CHAR, CONTROL, USER_DEFINED, Tokenizer, byte_alphabet, pre_tokenize
+from tui import model_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -156,7 +158,7 @@ REFERENCE = json.loads((FIXTURES / "smollm2_tokens.json").read_text(encoding="ut
 
 def test_the_logits_fixture_was_made_from_the_reference_ids():
     logits = json.loads((FIXTURES / "smollm2_logits.json").read_text(encoding="utf-8"))
-    assert logits["file_sha256"] == REFERENCE["file_sha256"] == GGUF_SHA256
+    assert logits["file_sha256"] == REFERENCE["file_sha256"] == model_file.SHA256
     cases = logits["cases"]
     assert {k: c["ids"] for k, c in cases.items()} == {k: REFERENCE["cases"][k]["ids"] for k in cases}
     assert logits["cases"]["english"]["top_ids"][0] == 7042  # " Paris"
@@ -164,7 +166,7 @@ def test_the_logits_fixture_was_made_from_the_reference_ids():
 
 @pytest.fixture(scope="module")
 def smollm():
-    return Tokenizer.from_metadata(gguf_metadata(smollm_path()))
+    return Tokenizer.from_metadata(GGUFFile(smollm_path()).metadata)
 
 
 @pytest.mark.slow

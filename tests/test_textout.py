@@ -7,6 +7,7 @@ import sys
 
 import pytest
 from helpers.cli import ROOT
+from helpers.marks import with_real_marks
 from rich.console import Console, Group
 from rich.text import Text
 
@@ -15,7 +16,7 @@ from engine.views.core import HOMES
 from tui.layout.blocks import render_result
 from tui.layout.terminal import render_views, screen
 
-from test_views import VARIANTS
+from test_views import VARIANTS, real
 
 
 @functools.cache
@@ -35,7 +36,8 @@ def by_rich(pairs, lang, width, styled) -> str:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("i", range(len(VARIANTS)), ids=[f"{v}-{'-'.join(s.values())}" for v, s in VARIANTS])
+@pytest.mark.parametrize("i", with_real_marks(range(len(VARIANTS)), lambda i: real(VARIANTS[i])),
+                         ids=[f"{v}-{'-'.join(s.values())}" for v, s in VARIANTS])
 def test_every_view_prints_as_rich_prints_it(i, lang):
     """Character for character, escape codes included; where the renderer steps aside, Rich prints."""
     pair = computed(i)

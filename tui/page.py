@@ -110,8 +110,22 @@ class Key:
 
 
 BRIEF = 24  # cells of a text setting's value in the footer: the text is shown whole on the page, begun here
-TEXTS = {"text"}  # the settings of kind "text" (any text, 200 characters): named here, not looked up, so that the
-#                   first frame imports no view (a test checks every view's text settings are named here)
+
+
+def is_text(view_id: str, name: str) -> bool:
+    """Whether a view's setting takes any text (kind "text", up to 200 characters), which the footer and the message
+    line begin (brief) where a sentence of the tiny grammar is shown whole. Asked of a view whose result is on
+    screen, so it is loaded already."""
+    from engine.views import get_view
+
+    return any(p.name == name and p.kind == "text" for p in get_view(view_id).params)
+
+
+def shown_value(view_id: str, name: str, value) -> str:
+    """A setting's value as the footer shows it: a text begun (brief), anything else whole. Only a long string
+    asks which it is: the first frame, drawn from the lesson cache, then imports no view."""
+    text = fmt_value(value)
+    return brief(text) if cell_len(text) > BRIEF and is_text(view_id, name) else text
 
 
 def brief(value: str, most: int = BRIEF) -> str:
@@ -130,7 +144,8 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
     question waits (`asking`, a quiz.Posed), the keys that answer and skip it instead of those that move; while
     the typing line is open (`editing`), the keys that apply and close it."""
     lang, items = tour.lang, []
-    params = {} if tour.on_recap() else tour.result().params
+    result = None if tour.on_recap() else tour.result()
+    params = {} if result is None else result.params
     bound = set()
     for x in tour.lesson.experiments:
         if x.action is not None:
@@ -138,11 +153,11 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
             items.append(Key(x.key, label, lit(x)))
         elif x.param in params:
             bound.add(x.param)
-            items.append(Key(x.key, f"{x.param}={fmt_value(params[x.param])}", lit(x), x.param in marks.settings))
+            items.append(Key(x.key, f"{x.param}={shown_value(result.view, x.param, params[x.param])}", lit(x),
+                             x.param in marks.settings))
         else:
             items.append(Key(x.key, x.param, False))
-    items += [Key("", f"{name}={brief(fmt_value(value)) if name in TEXTS else fmt_value(value)}", True,
-                  name in marks.settings)
+    items += [Key("", f"{name}={shown_value(result.view, name, value)}", True, name in marks.settings)
               for name, value in params.items() if name not in bound]
     if editing:  # the typing line is open: what applies it and what closes it
         return items + [Key("Enter", t("apply_key", lang), newline=bool(items)), Key("Esc", t("cancel_key", lang))]

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.files import write_atomic
+from engine.files import state_dir, write_atomic  # noqa: F401  (state_dir: progress.state_dir)
 
 VERSION = 1
 FILE_NAME = "progress.json"
@@ -47,15 +47,6 @@ def _parse(data: bytes) -> "Progress":
 
 class NotRegular(OSError):
     """progress.json is a FIFO, a device, a folder: nothing to read, and not ours to replace."""
-
-
-def state_dir() -> Path:
-    """XF_TOUR_STATE_DIR, or the platform's user state folder for xf-tour."""
-    override = os.environ.get("XF_TOUR_STATE_DIR")
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_state_dir  # comes with textual
-    return Path(user_state_dir("xf-tour", appauthor=False))
 
 
 def learner_dir(name: str, root: Path | None = None) -> Path:

@@ -238,6 +238,7 @@ class View:
     params: tuple[Param, ...]
     compute: Callable[..., Result]
     sources: tuple[Callable, ...] = ()  # the engine functions behind the tables
+    model: bool = False  # it runs the real model, a file the learner fetches (xf-tour model get) or names (--model)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -285,6 +286,8 @@ HOMES = {
     "explain": "misconceptions",
     "tiny-vocab": "tiny", "tiny-next": "tiny", "tiny-attention": "tiny", "tiny-verb": "tiny",
     "tiny-heads": "tiny", "tiny-ablation": "ablation",
+    "real-params": "real", "real-tokens": "real", "real-next": "real", "real-attention": "real",
+    "real-stream": "real", "real-lens": "real", "real-generate": "real",
 }
 
 

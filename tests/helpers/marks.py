@@ -7,3 +7,13 @@ import pytest
 # --dist loadgroup (pyproject.toml's addopts) every test of this group goes to the same worker, in turn, so no
 # two of them start a tour at once on the two cores. Without xdist the mark does nothing.
 WALL_CLOCK = pytest.mark.xdist_group("wall_clock")
+
+# The tests that run the real model (SmolLM2-135M, engine/views/real.py): slow, and run with XF_TOUR_MODEL naming its
+# file, fetched once as a learner fetches it (tests/conftest.py, bench/smollm.py)
+REAL_MODEL = (pytest.mark.slow, pytest.mark.real_model)
+
+
+def with_real_marks(cases, is_real) -> list:
+    """The cases of a parametrized test, each one that runs the real model (is_real(case)) marked REAL_MODEL."""
+    return [pytest.param(*(case if isinstance(case, tuple) else (case,)), marks=REAL_MODEL) if is_real(case)
+            else case for case in cases]

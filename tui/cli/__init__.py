@@ -48,6 +48,13 @@ def main(argv=None) -> int:
         print(f"{PROG}: " + ("错误: --weights 只用于导览本身、print 和 quiz" if lang == "zh" else
                              "error: --weights is for the tour itself, print and quiz"), file=sys.stderr)
         return 2
+    model = getattr(args, "model", None) if args.command in ("", "print") else None
+    if model is not None:  # the real model's file: checked here, then found by engine.real_llama.find_model
+        if not os.path.isfile(model):
+            print(f"{PROG}: " + (f"错误: --model 指向的 {printable_line(model)} 不是文件" if lang == "zh" else
+                                 f"error: --model names {printable_line(model)}, which is not a file"), file=sys.stderr)
+            return 2
+        os.environ["XF_TOUR_MODEL"] = os.path.abspath(model)
     if args.command in SCREENS and "textual" not in sys.modules:
         ssh_escape_delay()
     if "numpy" not in sys.modules:  # the engine's products are small: a second BLAS thread, started with numpy,

@@ -6,7 +6,7 @@ from ..i18n import LANGS
 
 PROG = "xf-tour"
 # what a plain `xf-tour` takes; tour_args() reads them
-TOUR_OPTIONS = ("--lang", "--lesson", "--lessons", "--learner", "--weights")
+TOUR_OPTIONS = ("--lang", "--lesson", "--lessons", "--learner", "--weights", "--model")
 
 
 def lang_in(argv) -> str | None:
@@ -78,7 +78,7 @@ def print_args(argv) -> SimpleNamespace | None:
         else:
             return None
         closed = bool(views)
-    return SimpleNamespace(lesson=None, learner=None, weights=None, command="print", views=views, set=[],
+    return SimpleNamespace(lesson=None, learner=None, weights=None, model=None, command="print", views=views, set=[],
                            json="--json" in flags, plot="--plot" in flags, answers=False, run="print_cmd:cmd_print",
                            **({"lang": lang} if lang else {}))
 
@@ -115,6 +115,10 @@ def build_parser(lang: str):
     weights_help = t("weights that xf-tour train wrote, shown as run=yours in every trained-model view",
                      "xf-tour train 写出的权重，在每个训练好的小模型视图里作为 run=yours 显示")
     parser.add_argument("--weights", metavar="FILE.npz", help=weights_help)
+    model_help = t("a Llama GGUF file for the real-model lesson (default: XF_TOUR_MODEL, else the one "
+                   "`xf-tour model get` fetched)", "真实模型一课用的 Llama GGUF 文件（默认：XF_TOUR_MODEL，"
+                   "否则用 `xf-tour model get` 取回的那个）")
+    parser.add_argument("--model", metavar="FILE.gguf", help=model_help)
     # each command names its code as "module:function" in tui.cli, imported only when that command runs
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
@@ -138,6 +142,7 @@ def build_parser(lang: str):
                       help=t("with --lesson: give each question's answer and why",
                              "与 --lesson 同用：给出每道题的答案和原因"))
     show.add_argument("--weights", metavar="FILE.npz", default=argparse.SUPPRESS, help=weights_help)
+    show.add_argument("--model", metavar="FILE.gguf", default=argparse.SUPPRESS, help=model_help)
     show.set_defaults(run="print_cmd:cmd_print")
 
     quiz = sub.add_parser("quiz", parents=[common],

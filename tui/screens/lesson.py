@@ -364,7 +364,7 @@ class LessonScreen(Asking, Editing, Screen):
         from .editing import typed_note
 
         after = self.tour.result()
-        shown = page.brief if name in page.TEXTS else str  # a text of 200 characters is begun, a sentence whole
+        shown = page.brief if page.is_text(after.view, name) else str  # a text of 200 characters is begun
         head = f"[e] {name} {shown(fmt_value(was))} -> {shown(fmt_value(after.params.get(name)))}"
         self._mark(before, after, head, typed_note(after, name, self.tour.lang))
 
