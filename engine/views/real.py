@@ -234,6 +234,9 @@ def _real_attention(prompt, layer, head):
               heat="weights", heat_cols=("first", "previous"),
               note=Tr("mean over the queries after the first", "对第一个之后的查询取平均")),
     ), (Fact("group", Tr("query heads per K/V head", "每个 K/V 头服务的查询头"), group, "d"),
+        Fact("n_head", Tr("query heads in a layer", "每层的查询头"), cfg.n_head, "d"),
+        Fact("layer_sinks", Tr("heads of this layer with over half their weight on token 0",
+                               "这一层一半以上权重落在 0 号词元的头"), int((first[layer - 1] > SINK).sum()), "d"),
         Fact("kv_head", Tr("the K/V head this head reads", "这个头读的 K/V 头"), head // group, "d"),
         Fact("on_first", Tr("this head's weight on token 0", "这个头在 0 号词元上的权重"),
              float(first[layer - 1, head]), ".2f"),
@@ -317,6 +320,12 @@ def bandwidth_gbs(n_bytes: int = 1 << 27, repeats: int = 3) -> float:
     return 2 * n_bytes / best / 1e9
 
 
+def one_line(text: str, most: int = 48) -> str:
+    """A text for a line of prose: each line break shown as "/", cut to `most` characters ("..." ending a cut)."""
+    flat = " / ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+    return flat if len(flat) <= most else flat[:most - 3] + "..."
+
+
 def _real_generate(prompt, temperature, top_k, top_p, seed, tokens):
     _check_top_p(top_p)
     model, tokenizer = model_and_tokenizer()
@@ -355,6 +364,8 @@ def _real_generate(prompt, temperature, top_k, top_p, seed, tokens):
               note=Tr("ceiling = bandwidth / bytes read per token, as in the context lesson",
                       "上限 = 带宽 / 每个词元要读的字节，与上下文课相同")),
     ), (Fact("text", Tr("the continuation", "续写"), text),
+        Fact("shown", Tr("the continuation, on one line", "续写，排成一行"), one_line(text)),
+        Fact("bandwidth", Tr("memory bandwidth, GB/s", "内存带宽 GB/s"), gbs, ".1f"),
         Fact("generated", Tr("tokens generated", "生成的词元"), len(out), "d"),
         Fact("rate", Tr("tokens per second", "每秒词元"), rate, ".1f"),
         Fact("ceiling", Tr("the bandwidth ceiling, tokens per second", "带宽上限，每秒词元"), ceiling, ".1f"),
