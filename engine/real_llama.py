@@ -86,6 +86,16 @@ def find_model(given=None, environ=os.environ, root: Path | None = None) -> Path
     return path
 
 
+def has_model() -> bool:
+    """Whether find_model finds a file: without one, the real model's views and steps are left out of what runs
+    them all (print, check-lessons), which say so."""
+    try:
+        find_model()
+    except NoModel:
+        return False
+    return True
+
+
 def read_config(f: GGUFFile) -> RealLlama:
     """The model's sizes and hyperparameters, from the metadata; FileError for another architecture, a
     missing size, or RoPE scaling (Llama 3.1's rope_freqs), which llama.forward does not do."""

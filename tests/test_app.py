@@ -127,7 +127,7 @@ async def test_code_help_and_overview_screens(state):
         await pilot.press("escape", "o")
         assert isinstance(app.screen, OverviewScreen)
         listing = app.screen.query_one(OptionList)
-        assert listing.option_count == 12 and listing.highlighted == 2
+        assert listing.option_count == 13 and listing.highlighted == 2
         await pilot.press("down", "enter")
         assert isinstance(app.screen, LessonScreen) and app.tour.lesson.id == "heads"
 

@@ -62,6 +62,7 @@ def count_fast(monkeypatch):
 
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.slow
+@pytest.mark.real_model
 def test_every_step_flattens_as_rich_draws_it(lang, monkeypatch):
     """Every step of every lesson, at its own settings and after each experiment key's every value (with what
     the key changed marked), at 80 columns in each terminal's shading, and at 120 (prose beside the tables)."""

@@ -8,31 +8,33 @@ from pathlib import Path
 import pytest
 from helpers.cli import run_cli
 from helpers.lessons import FIXTURES, plain
+from helpers.marks import with_real_marks
 from rich.cells import cell_len
 
 from engine.views import VIEWS
-from lessons.check import check_deep, variants
+from lessons.check import check_deep, needs_model, variants
 from lessons.loader import SHIPPED, load_lessons, parse_lesson
 from lessons.template import TOKEN, is_control
 from tui.format import format_value
 
 IDS = ["residual", "positional", "attention", "heads", "ffn", "params", "kvcache", "context", "rmsnorm", "tokens",
-       "sampling", "misconceptions"]
+       "sampling", "real", "misconceptions"]
 LESSONS, _ = load_lessons()
+LESSON_CASES = with_real_marks(LESSONS, needs_model)  # the real model's lesson runs with the model (slow)
 
 
-def test_the_twelve_lessons_in_order():
+def test_the_thirteen_lessons_in_order():
     assert [lesson.id for lesson in LESSONS] == IDS
-    assert [lesson.order for lesson in LESSONS] == list(range(1, 13))
+    assert [lesson.order for lesson in LESSONS] == list(range(1, 14))
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
+@pytest.mark.parametrize("lesson", LESSON_CASES, ids=IDS)
 def test_every_step_and_experiment_value_runs_through_the_engine(lesson):
     assert check_deep(lesson) == []
     assert lesson.steps and lesson.experiments
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
+@pytest.mark.parametrize("lesson", LESSON_CASES, ids=IDS)
 def test_zh_and_en_say_the_same_numbers(lesson):
     for text in all_texts(lesson):
         assert text.zh.strip() and text.en.strip()
@@ -48,7 +50,7 @@ def all_texts(lesson):
     return texts + [t for x in lesson.experiments for t in (x.title, x.text)] + list(lesson.pitfalls)
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
+@pytest.mark.parametrize("lesson", LESSON_CASES, ids=IDS)
 def test_lesson_text_has_no_ambiguous_width_characters(lesson):
     """A character of ambiguous width (curly quotes, an ellipsis, an arrow) takes two cells in a CJK
     terminal and one elsewhere, which shifts every line the layout measured."""
@@ -58,7 +60,7 @@ def test_lesson_text_has_no_ambiguous_width_characters(lesson):
             assert not bad, (lesson.id, text(lang)[:40], bad)
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
+@pytest.mark.parametrize("lesson", LESSON_CASES, ids=IDS)
 def test_each_experiment_key_is_used_by_some_step(lesson):
     for x in lesson.experiments:
         assert x.action is not None or any(x.param in {p.name for p in VIEWS[s.view].params} for s in lesson.steps)
@@ -73,7 +75,7 @@ def _variants(lesson):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-@pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
+@pytest.mark.parametrize("lesson", LESSON_CASES, ids=IDS)
 def test_no_ambiguous_width_characters_in_table_cells(lesson, lang):
     for step, extra in _variants(lesson):
         result = VIEWS[step.view].run({**step.params, **extra})
@@ -86,7 +88,7 @@ def test_no_ambiguous_width_characters_in_table_cells(lesson, lang):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-@pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
+@pytest.mark.parametrize("lesson", LESSON_CASES, ids=IDS)
 def test_plain_reading_fits_80_cells(lesson, lang):
     text = plain(lesson, lang)
     wide = [line for line in text.splitlines() if cell_len(line.rstrip()) > 80]
@@ -127,9 +129,17 @@ def test_lessons_json_lists_the_twelve_ids():
 
 
 @pytest.mark.slow
-def test_check_lessons_passes_on_the_shipped_folder():
+def test_check_lessons_passes_on_the_shipped_folder_and_says_what_needs_the_model(tmp_path):
+    out = run_cli("check-lessons", env={"XF_TOUR_STATE_DIR": str(tmp_path)})  # no model there
+    assert out.returncode == 0 and "13 lessons OK" in out.stdout
+    assert "not laid out without the real model: real (xf-tour model get" in out.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.real_model
+def test_check_lessons_lays_out_the_real_models_lesson_with_the_model():
     out = run_cli("check-lessons")
-    assert out.returncode == 0 and "12 lessons OK" in out.stdout
+    assert out.returncode == 0 and out.stdout.strip() == "13 lessons OK", out.stderr
 
 
 # --- refusals -----------------------------------------------------------------------------

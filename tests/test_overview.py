@@ -110,7 +110,7 @@ async def test_after_the_last_recap_the_end_says_what_to_revisit(state):
         screen = app.screen
         assert isinstance(screen, EndScreen)
         said = plain(screen.query_one("#revisit").content)
-        assert said.startswith("Worth a second look") and said.rstrip(".").endswith("12")
+        assert said.startswith("Worth a second look") and said.rstrip(".").endswith("13")
         assert screen.query_one("#overview-box").region.height <= 24
         assert screen.query_one("#lesson-list").highlighted == 0  # the first lesson to revisit
         await pilot.press("enter")

@@ -118,7 +118,7 @@ def test_a_cache_nested_too_deeply_or_broken_counts_as_empty(tmp_path, text):
     (tmp_path / PARSED_NAME).write_text(text)
     done = run_cli("lessons", env={"XF_TOUR_STATE_DIR": str(tmp_path)})
     assert done.returncode == 0 and "rmsnorm" in done.stdout, done.stderr
-    assert len(Parsed(tmp_path / PARSED_NAME).entries) == 12  # and written anew
+    assert len(Parsed(tmp_path / PARSED_NAME).entries) == 13  # and written anew
 
 
 def test_what_lessons_prints_is_safe_even_from_lessons_that_bypassed_the_loader(monkeypatch, capsys):

@@ -134,6 +134,7 @@ def answers_over_settings(lesson, question) -> set:
 
 
 @pytest.mark.slow
+@pytest.mark.real_model
 def test_at_least_five_shipped_questions_change_their_answer_with_a_setting():
     changing = [(lesson.id, q.id) for lesson in LESSONS for q in lesson.questions
                 if len(answers_over_settings(lesson, q)) > 1]

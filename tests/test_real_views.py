@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from helpers.cli import run_cli
 from helpers.marks import REAL_MODEL
+from rich.cells import cell_len
 
 import engine
 from engine.views import real
@@ -98,3 +99,15 @@ def test_without_a_model_each_view_says_how_to_get_one(monkeypatch, tmp_path):
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "xf-tour model get" in out.stderr
     out = run_cli("print", "real-next", "--lang", "zh", env={"XF_TOUR_STATE_DIR": str(tmp_path)})
     assert out.returncode == 2 and "xf-tour model get" in out.stderr and "还没有模型" in out.stderr
+
+
+def test_the_real_lessons_questions_have_answers_and_its_plain_reading_fits():
+    out = run_cli("quiz", "--lesson", "real", "--json")
+    assert out.returncode == 0, out.stderr
+    asked = json.loads(out.stdout)
+    assert [q["id"] for q in asked] == ["digits-cost", "greedy-top", "previous-or-first"]
+    assert all(q["problem"] is None and q["answer"] is not None for q in asked), asked
+    for lang, word in (("en", "Answer: "), ("zh", "答案：")):
+        out = run_cli("print", "--lesson", "real", "--lang", lang, "--answers")
+        assert out.returncode == 0 and out.stdout.count(word) == 3, out.stderr
+        assert max(cell_len(line) for line in out.stdout.splitlines()) <= 80

@@ -1,5 +1,6 @@
 """Does every step fit? Each page of each lesson laid out by tui/layout/screen.py at 80x24, as check-lessons runs it."""
 
+from engine.errors import EngineError
 from engine.views import fmt_value
 
 from .layout.screen import MESSAGE_LINES, MIN_HEIGHT, MIN_WIDTH, PAD, message_overflow, training_panel
@@ -38,7 +39,12 @@ def fit_problems(lessons, width: int = MIN_WIDTH, height: int = MIN_HEIGHT, only
                                                for x in lesson.experiments
                                                if x.action is None and overrides.get(x.param, None) in x.values
                                                and x.param in overrides}
-                    result = tour.result()
+                    try:
+                        result = tour.result()
+                    except EngineError as e:
+                        if type(e).__name__ == "NoModel":  # the real model's steps, without it: not laid out
+                            break
+                        raise
                     key = tuple(sorted(result.params.items()))
                     if key in done:
                         continue

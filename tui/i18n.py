@@ -42,6 +42,8 @@ TEXTS = {
                       "用时 {s:.0f} 秒训练完成；随附的权重没有被改动。按 {key} 关闭这一栏。"),
     "training_stopped": ("Stopped after {s:.0f} s; the shipped weights are untouched. {key} closes this panel.",
                          "{s:.0f} 秒后停止；随附的权重没有被改动。按 {key} 关闭这一栏。"),
+    "computing_real": ("Computing: the real model reads the prompt (loading it takes a second the first time)...",
+                       "正在计算：真实模型在读提示（第一次要花一秒左右加载模型）……"),
     "computing_bpe": ("Computing: learning the first {merges:,} merges from the lessons' text...",
                       "计算中：从课程文字里学习前 {merges:,} 次合并，请稍候……"),
     "try": ("Try {keys}.", "试试 {keys}。"),

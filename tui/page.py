@@ -144,7 +144,10 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
     question waits (`asking`, a quiz.Posed), the keys that answer and skip it instead of those that move; while
     the typing line is open (`editing`), the keys that apply and close it."""
     lang, items = tour.lang, []
-    result = None if tour.on_recap() else tour.result()
+    try:
+        result = None if tour.on_recap() else tour.result()
+    except EngineError:  # a step its view refuses (no model file): the keys that move, and no settings
+        result = None
     params = {} if result is None else result.params
     bound = set()
     for x in tour.lesson.experiments:
@@ -183,18 +186,19 @@ def footer_items(tour, lit, marks: Marks = Marks(), training_running: bool = Fal
 
 
 def footer_height(tour, items: list[Key], width: int) -> int:
-    """The lines the footer keeps on this step: the most it needs at any value the step's keys give their
-    settings, one key at a time. Pressing through a key's values then never changes the footer's height, so the
-    body neither grows nor moves and a press repaints what it changed, not the page (over SSH, a moved body is
-    a whole screen sent again: 12 KB where a sentence key's footer went from three lines to two)."""
-    most = len(screen.footer_lines(items, width))
+    """The lines the footer keeps on this step: the most it needs at any values the step's keys can give their
+    settings, which is what it needs with every key at its widest value at once (a wider item never saves a
+    line). Pressing through the keys then never changes the footer's height, so the body neither grows nor moves
+    and a press repaints what it changed, not the page (over SSH, a moved body is a whole screen sent again: 11
+    to 12 KB a press where a footer went from three lines to two)."""
+    widest = list(items)
     for x in () if tour.on_recap() else tour.lesson.experiments:
         at = next((i for i, item in enumerate(items)
                    if x.param and item.key == x.key and item.label.startswith(f"{x.param}=")), None)
-        for value in x.values if at is not None else ():
-            tried = items[:at] + [replace(items[at], label=f"{x.param}={fmt_value(value)}")] + items[at + 1:]
-            most = max(most, len(screen.footer_lines(tried, width)))
-    return most
+        if at is not None:
+            labels = [items[at].label, *(f"{x.param}={fmt_value(value)}" for value in x.values)]
+            widest[at] = replace(items[at], label=max(labels, key=cell_len))
+    return max(len(screen.footer_lines(items, width)), len(screen.footer_lines(widest, width)))
 
 
 WORKBENCH_LESSONS = ("params", "kvcache")  # lessons whose w key opens the sizing workbench

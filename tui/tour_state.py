@@ -20,7 +20,8 @@ RECAP_TITLE = Tr("Recap", "小结")
 
 # Computed off the UI thread, never just to light a key: the BPE view learns its merges from the lessons' text
 # (about half a second) whenever the lesson files differ from those engine/data/bpe-merges.json was learned from.
-SLOW_VIEWS = ("bpe",)
+SLOW_VIEWS = ("bpe", "real-params", "real-tokens", "real-next", "real-attention", "real-stream", "real-lens",
+              "real-generate")  # computed in a thread, the screen saying so: BPE's merges, the real model's load
 _CACHE: dict = {}
 _CACHE_SIZE = 256
 
@@ -69,6 +70,7 @@ class Tour:
     presses: dict = field(default_factory=dict)  # lesson id -> {experiment key: index into its values}
     typed: dict = field(default_factory=dict)    # lesson id -> {setting: the value the learner typed (e)}
     recalled: dict = field(default_factory=dict)  # run key -> a Result an earlier start kept (recall, confirm)
+    refused: dict = field(default_factory=dict)   # run key -> the EngineError a slow view's thread met there
     sketch: dict = field(default_factory=dict)    # view id -> (its parameters' names, whether it names code)
     weights: str | None = None  # the name of the learner's own weights file (--weights): run=yours by default
     asks: bool = True  # whether the lessons' questions are asked (XF_TOUR_QUESTIONS=off: a teacher's demo)
@@ -213,7 +215,10 @@ class Tour:
             return True
         if not step.tables:
             return False
-        result = self.result()
+        try:
+            result = self.result()
+        except EngineError:  # a step its view refuses (no model file): nothing shown, nothing hidden
+            return False
         return bool(result.facts) or any(tb.key not in step.tables for tb in result.tables)
 
     def has_code(self) -> bool:
@@ -354,6 +359,8 @@ class Tour:
     def _run(self, settings: dict) -> Result:
         """The step's view at these settings: recalled (see recall) or computed."""
         key = _key(self.step.view, settings)
+        if key in self.refused:  # a slow view refused these settings in its thread (no model file, say)
+            raise self.refused[key]
         return self.recalled[key] if key in self.recalled else run_view(self.step.view, settings)
 
     def pending(self) -> bool:
@@ -366,10 +373,13 @@ class Tour:
         if self.on_recap() or self.step.view not in SLOW_VIEWS:
             return None
         settings = self.settings()
-        return None if is_cached(self.step.view, settings) else (self.step.view, settings)
+        done = is_cached(self.step.view, settings) or _key(self.step.view, settings) in self.refused
+        return None if done else (self.step.view, settings)
 
     def computing_text(self) -> str:
         """What the message line says while the step's slow view computes."""
+        if self.step.view.startswith("real-"):
+            return t("computing_real", self.lang)
         settings = {p.name: p.default for p in get_view(self.step.view).params} | self.settings()
         return t("computing_bpe", self.lang, merges=settings["merges"])
 

@@ -303,6 +303,8 @@ def lazy_source(module: str, name: str):
 def register(view: View) -> View:
     """Add a view to the registry; its id must be new, and HOMES must name the module that registers it (the
     one map of where each view lives, which load() imports from)."""
+    if view.compute.__module__ == "__main__":  # a topic module run as a script (python -m engine.views.tokens):
+        return view                            # its imported twin registers the view
     home = f"{__package__}.{HOMES[view.id]}" if view.id in HOMES else None
     if view.compute.__module__ != home:
         raise ValueError(f"view {view.id!r} is registered by {view.compute.__module__}, but HOMES "

@@ -372,5 +372,7 @@ register(View("tiny-loss", Tr("The trained tiny Llama: the loss at each position
 
 
 if __name__ == "__main__":  # python -m engine.views.tokens: rewrite the shipped merges after editing a lesson
-    write_shipped()
-    print(f"{SHIPPED}: {MAX_MERGES} merges from lessons {lessons_fingerprint()[:12]}")
+    from engine.views import tokens  # the module as imported, whose views are the registered ones
+
+    tokens.write_shipped()
+    print(f"{tokens.SHIPPED}: {tokens.MAX_MERGES} merges from lessons {tokens.lessons_fingerprint()[:12]}")

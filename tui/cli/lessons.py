@@ -75,7 +75,7 @@ def cmd_lessons(args, lang) -> int:
 
 def cmd_check_lessons(args, lang) -> int:
     """Check every lesson file in a folder; exit 0 when all are valid, 2 with every error otherwise."""
-    from lessons.check import check_deep
+    from lessons.check import check_deep, needs_model
     from lessons.loader import SHIPPED, load_lessons
 
     from ..quiz_check import question_errors
@@ -93,4 +93,11 @@ def cmd_check_lessons(args, lang) -> int:
         print(f"{len(errors)} {'个问题' if lang == 'zh' else 'problem(s)'}", file=sys.stderr)
         return 2
     print(f"{len(lessons)} lessons OK" if lang == "en" else f"{len(lessons)} 节课全部有效")
+    from engine.real_llama import has_model
+    unchecked = [x.id for x in lessons if needs_model(x)] if not has_model() else []
+    if unchecked:
+        names = ", ".join(unchecked)
+        print(f"not laid out without the real model: {names} (xf-tour model get, or --model FILE.gguf)"
+              if lang == "en" else f"没有真实模型，未能排版检查：{names}"
+              "（运行 xf-tour model get，或用 --model FILE.gguf）")
     return 0

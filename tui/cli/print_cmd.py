@@ -20,8 +20,9 @@ def cmd_print(args, lang) -> int:
     if args.views:  # only the topics these views live in are imported
         views = [get_view(v) for v in args.views]
     else:
+        from engine.real_llama import has_model
         from engine.views import VIEWS
-        views = [v for v in VIEWS.values() if not v.model or _has_model()]
+        views = [v for v in VIEWS.values() if not v.model or has_model()]
     settings = parse_sets(args.set)
     for name in settings:
         if not any(name in {p.name for p in v.params} for v in views):
@@ -33,17 +34,6 @@ def cmd_print(args, lang) -> int:
         mine = {k: val for k, val in settings.items() if k in {p.name for p in v.params}}
         results.append((v, v.run(mine)))
     return _emit(results, args.json, lang, args.plot)
-
-
-def _has_model() -> bool:
-    """Whether a real model is there to run: without one, `print` of every view leaves the real-model views out
-    (each says how to get one when named)."""
-    from engine.real_llama import NoModel, find_model
-    try:
-        find_model()
-    except NoModel:
-        return False
-    return True
 
 
 def _print_lesson(args, lang) -> int:

@@ -29,6 +29,10 @@ def cmd_quiz(args, lang) -> int:
     lessons = lessons_for(args)
     if args.lesson is not None:
         lessons = [pick({x.id: x for x in lessons}, args.lesson, "lesson", "课程")]
+    else:  # every lesson's questions: the real model's lesson only with a model, as print leaves its views out
+        from engine.real_llama import has_model
+        from lessons.check import needs_model
+        lessons = [x for x in lessons if has_model() or not needs_model(x)]
     settings = parse_sets(args.set)
     questions = [(lesson, q) for lesson in lessons for q in lesson.questions]
     taken = {p.name for lesson, q in questions for p in get_view(step_of(lesson, q).view).params}

@@ -190,6 +190,9 @@ class LessonScreen(Asking, Editing, Screen):
             result = None if tour.on_recap() else tour.result()
             other = None if tour.on_recap() else tour.compare_result()
         except EngineError as err:  # a learner's own lesson may ask for something the engine refuses
+            if type(err).__name__ == "NoModel":  # the real model's lesson before `xf-tour model get`
+                self._no_model(err, w, h)
+                return
             self._refused(err)
             return
         where = (lang, tour.lesson_index, tour.step_index)
@@ -212,6 +215,21 @@ class LessonScreen(Asking, Editing, Screen):
                   lambda: self._body(w - over, training).text(height - over))
         self._draw_message(w)
         self.call_after_refresh(self._mark_overflow)
+
+    def _no_model(self, err: EngineError, w: int, h: int) -> None:
+        """A real-model step without a model file: its title, one line saying how to get one, the keys that move."""
+        tour, lang = self.tour, self.tour.lang
+        where = (lang, tour.lesson_index, tour.step_index)
+        title = page_layout.title_lines(tour.lesson, tour.step_index, tour.pages(), tour.page_title(), lang, w)
+        self._set("title", ("title", where, w), lambda: Text("\n").join(title))
+        items = self.footer = page.footer_items(tour, self._lit, self._marks, self.app.training.running)
+        footer = page_layout.footer_lines(items, w)
+        self._set("keys", ("keys", tuple((i.key, i.label, i.live, i.marked, i.newline) for i in items), w,
+                           len(footer)), lambda: Text("\n").join(footer))
+        line = err.text(lang)
+        self._set("page", ("no-model", where, line, w), lambda: Text("\n").join(
+            page_layout.wrap_lines(line, w - 2 * page_layout.PAD, "bold")))
+        self._set("message", ("no-model", where, w), Text)
 
     def _refused(self, err: EngineError) -> None:
         """Say inline what the engine refuses: a learner's own lesson, or a cached one whose settings the view
@@ -262,17 +280,26 @@ class LessonScreen(Asking, Editing, Screen):
 
         from ..tour_state import run_view
 
-        run_view(view_id, settings)
+        try:
+            run_view(view_id, settings)
+            refused = None
+        except EngineError as err:  # no model file, a file the engine refuses: said on the step, never a crash
+            refused = err
         if not get_current_worker().is_cancelled:
             try:
-                self.app.call_from_thread(self._computed)
+                self.app.call_from_thread(self._computed, view_id, settings, refused)
             except RuntimeError:  # the app closed meanwhile
                 pass
 
-    def _computed(self) -> None:
+    def _computed(self, view_id: str, settings: dict, refused: EngineError | None = None) -> None:
         """Back on the UI thread. What was computed is cached, not drawn: if the step it was for has been left,
-        the redraw shows the step on screen now, and starts its own computation if that one still waits."""
+        the redraw shows the step on screen now, and starts its own computation if that one still waits. What
+        the view refused is kept for those settings (tour.refused), so the step says it instead of waiting."""
+        from ..tour_state import _key
+
         self._computing = None
+        if refused is not None:
+            self.tour.refused[_key(view_id, settings)] = refused
         if self._pressed is not None and not self.tour.pending():
             x, before, was = self._pressed
             self._pressed = None
@@ -287,6 +314,7 @@ class LessonScreen(Asking, Editing, Screen):
         if self.editing:  # Ctrl+P, say, moved on while the line was open
             self.close_editor()
         self._marks, self._pressed, self.asking, self.revealed = page.Marks(), None, None, None
+        self.tour.refused.clear()  # what a slow view refused is asked again: a model fetched meanwhile is found
         self.query_one("#body").scroll_home(animate=False)
         self.say()
 
