@@ -313,9 +313,9 @@ def _real_lens(prompt):
 # --- real-generate --------------------------------------------------------------------------------------------
 
 @functools.cache
-def bandwidth_gbs(n_bytes: int = 1 << 27, repeats: int = 3) -> float:
-    """This machine's memory bandwidth as numpy sees it, GB/s: the best of a few copies of a 128 MiB array
-    (read once, written once), measured once a run."""
+def bandwidth_gbs(n_bytes: int = 1 << 26, repeats: int = 3) -> float:
+    """This machine's memory bandwidth as numpy sees it, GB/s: the best of a few copies of a 64 MiB array (read
+    once, written once; far past any cache, and 128 MiB at once beside the model's weights), measured once a run."""
     a = np.ones(n_bytes // 8)
     b = np.empty_like(a)
     best = math.inf
