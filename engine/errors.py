@@ -27,6 +27,11 @@ class FileError(EngineError):
     """A model file that is not one the engine can read, or not one the tour runs."""
 
 
+class NoModel(EngineError):
+    """No model file where one was named, or none at all (engine/real_llama.py find_model); `text(lang)` says which
+    and what to do. The app, check-lessons and the layout check leave a real-model step out on it."""
+
+
 def check_bytes(n_bytes: int, what_en: str, what_zh: str) -> None:
     """Refuse a demo whose arrays would pass MAX_BYTES; `what` names it in each language."""
     if n_bytes > MAX_BYTES:

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import llama
-from .errors import EngineError, FileError, SizeError
+from .errors import FileError, NoModel, SizeError
 from .files import state_dir
 from .gguf_file import GGUFFile
 from .records import not_compared, record
@@ -59,10 +59,6 @@ class RealLlama:
     def tokens(self):
         """The vocabulary's pieces, by id (tokenizer.ggml.tokens)."""
         return self.file.metadata["tokenizer.ggml.tokens"]
-
-
-class NoModel(EngineError):
-    """No model file where one was named, or none at all; `text(lang)` says which and what to do."""
 
 
 def default_path(root: Path | None = None) -> Path:

@@ -7,7 +7,7 @@ import itertools
 import math
 from pathlib import Path
 
-from engine.errors import EngineError
+from engine.errors import EngineError, NoModel
 from engine.views import Tr, get_view
 
 from .cache import code_stamp, read_json, write_json
@@ -77,7 +77,7 @@ def check_deep(lesson: Lesson, steps=None, more=None) -> list[LessonError]:
                 try:
                     result = get_view(step.view).run({**base, **overrides})
                 except EngineError as e:
-                    if type(e).__name__ == "NoModel":  # a real-model step without the model: not checked here
+                    if isinstance(e, NoModel):  # a real-model step without the model: not checked here
                         break                           # (check-lessons says so; the tests check it with one)
                     keys = ",".join(x.key for x in lesson.experiments if x.param in overrides)
                     err(step, f"the engine refuses it: {e.en}", "choose values the view accepts",

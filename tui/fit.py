@@ -1,6 +1,6 @@
 """Does every step fit? Each page of each lesson laid out by tui/layout/screen.py at 80x24, as check-lessons runs it."""
 
-from engine.errors import EngineError
+from engine.errors import NoModel
 from engine.views import fmt_value
 
 from .layout.screen import MESSAGE_LINES, MIN_HEIGHT, MIN_WIDTH, PAD, message_overflow, training_panel
@@ -41,10 +41,8 @@ def fit_problems(lessons, width: int = MIN_WIDTH, height: int = MIN_HEIGHT, only
                                                and x.param in overrides}
                     try:
                         result = tour.result()
-                    except EngineError as e:
-                        if type(e).__name__ == "NoModel":  # the real model's steps, without it: not laid out
-                            break
-                        raise
+                    except NoModel:  # the real model's steps, without it: not laid out
+                        break
                     key = tuple(sorted(result.params.items()))
                     if key in done:
                         continue

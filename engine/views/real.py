@@ -68,11 +68,6 @@ def run(prompt: str):  # -> ids, logits [T, V], keep (residual, attn, x_out)
     return runs[prompt]
 
 
-def shown(tokenizer, token_id: int) -> str:
-    """A token as a table cell shows it: real_tokenizer's piece, escaped bytes and all."""
-    return tokenizer.piece(int(token_id))
-
-
 def short(piece: str, cells: int = 6) -> str:
     """A piece cut to `cells` cells for a column's head, "." ending one that was cut (a wide character takes two)."""
     width = lambda ch: 2 if unicodedata.east_asian_width(ch) in "WF" else 1  # noqa: E731
@@ -145,11 +140,11 @@ def _real_tokens(prompt):
     _, tokenizer = model_and_tokenizer()
     ids = encode(prompt)
     n_bytes = len(prompt.encode("utf-8"))
-    split = sum(1 for i in ids if "<" in shown(tokenizer, i) and ">" in shown(tokenizer, i))
+    split = sum(1 for piece in map(tokenizer.piece, ids) if "<" in piece and ">" in piece)
     return Result("real-tokens", dict(prompt=prompt), (
         Table("tokens", Tr("The prompt as the model reads it", "模型读到的提示"),
               (col("n", "#", "#", "d"), col("id", "id", "id", "d"), col("piece", "piece", "片段")),
-              tuple((i + 1, int(t), shown(tokenizer, t)) for i, t in enumerate(ids[:TOKENS_SHOWN])),
+              tuple((i + 1, int(t), tokenizer.piece(t)) for i, t in enumerate(ids[:TOKENS_SHOWN])),
               note=Tr("␣ is a space; <e4> a byte, not a whole character"
                       + (f"; the first {TOKENS_SHOWN} of {len(ids)}" if len(ids) > TOKENS_SHOWN else ""),
                       "␣ 是空格；<e4> 是一个字节，不是整个字符"
@@ -160,7 +155,7 @@ def _real_tokens(prompt):
         Fact("bytes_per_token", Tr("bytes per token", "每个词元的字节数"), n_bytes / len(ids), ".2f"),
         Fact("byte_pieces", Tr("tokens shown as bytes", "以字节显示的词元"), split, "d"),
         Fact("has_bytes", Tr("some tokens are shown as bytes", "有词元显示为字节"), split > 0),
-        Fact("first_piece", Tr("the first token", "第一个词元"), shown(tokenizer, ids[0]))))
+        Fact("first_piece", Tr("the first token", "第一个词元"), tokenizer.piece(ids[0]))))
 
 
 # --- real-next ------------------------------------------------------------------------------------------------
@@ -178,13 +173,13 @@ def _real_next(prompt, temperature, top_k, top_p):
         Table("dist", Tr(f"The {TOP} most likely next tokens", f"最可能的 {TOP} 个下一个词元"),
               (col("token", "token", "词元"), col("id", "id", "id", "d"), col("logit", "logit", "logit", "+.2f"),
                col("p", "p", "p", ".3f")),
-              tuple((shown(tokenizer, t), int(t), float(z[t]), float(p[t])) for t in top),
+              tuple((tokenizer.piece(t), int(t), float(z[t]), float(p[t])) for t in top),
               note=Tr("p: softmax(logit / T), then top-k and top-p, renormalised, as in the sampling lesson",
                       "p：softmax(logit / T)，再 top-k、top-p，重新归一化，与采样课相同")),
-    ), (Fact("top", Tr("most likely next token", "最可能的下一个词元"), shown(tokenizer, order[0])),
+    ), (Fact("top", Tr("most likely next token", "最可能的下一个词元"), tokenizer.piece(order[0])),
         Fact("top_p_raw", Tr("its p at T=1", "它在 T=1 时的 p"), float(p_raw[order[0]]), ".3f"),
         Fact("top_final", Tr("its p after the settings", "按当前设置它的 p"), float(p[order[0]]), ".3f"),
-        Fact("second", Tr("the runner-up", "第二名"), shown(tokenizer, order[1])),
+        Fact("second", Tr("the runner-up", "第二名"), tokenizer.piece(order[1])),
         Fact("second_p", Tr("its p at T=1", "它在 T=1 时的 p"), float(p_raw[order[1]]), ".3f"),
         Fact("left", Tr("tokens left to draw from", "剩下可抽的词元"), int(st["keep"].sum()), ","),
         Fact("n_vocab", Tr("tokens in the vocabulary", "词表大小"), len(z), ","),
@@ -221,7 +216,7 @@ def _real_attention(prompt, layer, head):
                          f"layer 必须在 1 到 {cfg.n_layer} 之间，head 在 0 到 {cfg.n_head - 1} 之间")
     ids, _, keep = run(prompt)
     p = keep["attn"][layer - 1][head][:SHOWN, :SHOWN]  # [T, T], its first SHOWN rows and columns
-    labels = tuple(short(shown(tokenizer, t)) for t in ids[:SHOWN])
+    labels = tuple(short(tokenizer.piece(t)) for t in ids[:SHOWN])
     first, previous = head_habits(keep["attn"])  # [L, H]
     group = cfg.n_head // cfg.n_kv_head
     sinks = first[2:] > SINK  # from layer 3 on
@@ -263,17 +258,18 @@ def _real_stream(prompt):
     _, tokenizer = model_and_tokenizer()
     ids, _, keep = run(prompt)
     norms = np.array([np.linalg.norm(x.astype(np.float64), axis=-1) for x in keep["residual"]])  # [L + 1, T]
-    labels = tuple(short(shown(tokenizer, t)) for t in ids[:SHOWN])
+    labels = tuple(short(tokenizer.piece(t)) for t in ids[:SHOWN])
     rest = norms[:, 1:].max(1) if norms.shape[1] > 1 else np.zeros(len(norms))
-    jump = int(np.argmax(np.diff(norms[:, 0]))) + 1  # the layer after which position 0's norm grows most
+    jump = int(np.argmax(np.diff(norms[:, 0]))) + 1
+    cut = first_of(len(ids))  # the layer after which position 0's norm grows most
     return Result("real-stream", dict(prompt=prompt), (
         Table("norms", Tr("The residual stream's norm after each layer, at each position",
                           "每一层之后，每个位置上残差流的范数"),
               (col("layer", "layer", "层", "d"),) + tuple(Column(f"t{j}", Tr(x, x), ",.0f")
                                                          for j, x in enumerate(labels)),
               tuple((i, *map(float, row[:SHOWN])) for i, row in enumerate(norms)),
-              note=Tr("layer 0: the embedding" + (f"; {first_of(len(ids)).en}" if len(ids) > SHOWN else ""),
-                      "第 0 层：嵌入" + (f"；{first_of(len(ids)).zh}" if len(ids) > SHOWN else ""))),
+              note=Tr("layer 0: the embedding" + (f"; {cut.en}" if cut else ""),
+                      "第 0 层：嵌入" + (f"；{cut.zh}" if cut else ""))),
     ), (Fact("first_max", Tr("position 0's largest norm", "0 号位置的最大范数"), float(norms[:, 0].max()), ",.0f"),
         Fact("rest_max", Tr("the largest norm anywhere else", "其他位置的最大范数"), float(rest.max()), ",.0f"),
         Fact("ratio", Tr("how many times larger", "大了多少倍"), float(norms[:, 0].max() / max(rest.max(), 1e-9)),
@@ -294,16 +290,16 @@ def _real_lens(prompt):
         z = ops.rms_norm(x[-1], w["norm_f"], model.rms_eps) @ w["head"]  # [V]: the last position, read early
         p = ops.softmax(z.astype(np.float64))
         top = int(np.argmax(z))
-        rows.append((i, shown(tokenizer, top), float(p[top]), float(p[final])))
-    first = next((i for i, (_, piece, _, _) in enumerate(rows) if piece == shown(tokenizer, final)), None)
+        rows.append((i, tokenizer.piece(top), float(p[top]), float(p[final])))
+    first = next((i for i, (_, piece, _, _) in enumerate(rows) if piece == tokenizer.piece(final)), None)
     return Result("real-lens", dict(prompt=prompt), (
         Table("lens", Tr("The last position read through the final norm and head after each layer",
                          "每一层之后，把最后一个位置直接送进最终归一化和输出头"),
               (col("layer", "layer", "层", "d"), col("top", "top token", "排第一的词元"),
                col("p", "its p", "它的 p", ".3f"),
-               col("final", f"p of {shown(tokenizer, final)}", f"{shown(tokenizer, final)} 的 p", ".3f")),
+               col("final", f"p of {tokenizer.piece(final)}", f"{tokenizer.piece(final)} 的 p", ".3f")),
               tuple(rows)),
-    ), (Fact("final", Tr("the model's answer", "模型的答案"), shown(tokenizer, final)),
+    ), (Fact("final", Tr("the model's answer", "模型的答案"), tokenizer.piece(final)),
         Fact("first_layer", Tr("the first layer where it is on top", "它第一次排第一的层"),
              None if first is None else rows[first][0], "d"),
         Fact("layers", Tr("layers", "层数"), len(rows), "d"),
@@ -369,7 +365,7 @@ def _real_generate(prompt, temperature, top_k, top_p, seed, tokens):
                                         tokens=tokens), (
         Table("tokens", Tr("The continuation, token by token", "续写，逐个词元"),
               (col("n", "#", "#", "d"), col("id", "id", "id", "d"), col("piece", "piece", "片段")),
-              tuple((i + 1, t, shown(tokenizer, t)) for i, t in enumerate(out))),
+              tuple((i + 1, t, tokenizer.piece(t)) for i, t in enumerate(out))),
         Table("speed", Tr("Decoding speed on this machine", "本机的解码速度"),
               (col("what", "measure", "度量"), col("value", "value", "数值", ",.1f")),
               ((Tr("tokens per second, measured", "实测每秒词元"), rate),

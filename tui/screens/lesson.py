@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from engine.errors import EngineError
+from engine.errors import EngineError, NoModel
 from engine.views import fmt_value
 from lessons.template import pieces
 
@@ -190,7 +190,7 @@ class LessonScreen(Asking, Editing, Screen):
             result = None if tour.on_recap() else tour.result()
             other = None if tour.on_recap() else tour.compare_result()
         except EngineError as err:  # a learner's own lesson may ask for something the engine refuses
-            if type(err).__name__ == "NoModel":  # the real model's lesson before `xf-tour model get`
+            if isinstance(err, NoModel):  # the real model's lesson before `xf-tour model get`
                 self._no_model(err, w, h)
                 return
             self._refused(err)
