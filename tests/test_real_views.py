@@ -111,3 +111,34 @@ def test_the_real_lessons_questions_have_answers_and_its_plain_reading_fits():
         out = run_cli("print", "--lesson", "real", "--lang", lang, "--answers")
         assert out.returncode == 0 and out.stdout.count(word) == 3, out.stderr
         assert max(cell_len(line) for line in out.stdout.splitlines()) <= 80
+
+
+@pytest.mark.parametrize("question_id, lang",
+                         [("digits-cost", "en"), ("greedy-top", "zh"), ("previous-or-first", "en")])
+async def test_the_app_asks_each_question_of_the_real_lesson_and_grades_it(state, question_id, lang):
+    """A real-model step is computed in a thread; so is the value its key reaches, and then the question is asked
+    (before, the app never asked on such a step). The answer the engine gives is graded right and kept."""
+    from helpers.pilot import until
+    from helpers.screen import message, step_index
+
+    from tui.app import make_app
+
+    app = make_app(lang=lang, lesson="real", state_dir=state, asks=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        question = next(q for q in app.tour.lesson.questions if q.id == question_id)
+        app.tour.goto("real", step_index(app, "real", question.step))
+        screen = app.lesson_screen()
+        screen.arrived()
+        await until(pilot, lambda: not app.tour.pending() and screen._computing is None)
+        assert app.tour.pose_run(question) is not None  # the key's value is not computed yet
+        await pilot.press(question.key)
+        await until(pilot, lambda: screen.asking is not None or app._exception is not None)
+        assert message(app).startswith("先预测" if lang == "zh" else "Predict"), message(app)
+        expected = app.tour.pose(question)
+        assert screen.asking == expected
+        typed = f"{expected.truth:g}"  # a number question: the figure itself, typed, then Enter
+        await pilot.press(*(list(typed) + ["enter"] if question.kind == "number" else [expected.answer]))
+        await pilot.pause()
+        record = json.loads((state / "progress.json").read_text(encoding="utf-8"))["answers"]["real"][question_id]
+        assert record["right"] is True and screen.asking is None
+        assert message(app).startswith("答对" if lang == "zh" else "Right"), message(app)

@@ -32,9 +32,6 @@ def question_problems(lesson: Lesson, step: Step, question) -> list[tuple[str, s
     x = next(e for e in lesson.experiments if e.key == question.key)
     if not applies(x, step):
         return [(f"key {x.key} does not change step {step.id!r}", f"ask it on a step that shows {x.param}", "key", "")]
-    if step.view in ("bpe",):  # tui.tour_state.SLOW_VIEWS: computed in the background, never while a question waits
-        return [(f"view {step.view!r} is computed in the background, and a question waits on no computation",
-                 "ask it on a step of another view", "step", "")]
     out = []
     for overrides in variants(lesson, step):
         at = " (at " + ", ".join(f"{k}={v}" for k, v in overrides.items()) + ")" if overrides else ""

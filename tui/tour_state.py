@@ -287,10 +287,20 @@ class Tour:
 
     def question_for(self, key: str):
         """The question this step asks before `key` acts, if the learner has not answered or skipped it."""
-        if not self.asks or self.on_recap() or self.step.view in SLOW_VIEWS:
+        if not self.asks or self.on_recap():
             return None
         return next((q for q in self.lesson.questions if q.step == self.step.id and q.key == key
                      and self.progress.answered(self.lesson.id, q.id) is None), None)
+
+    def pose_run(self, question) -> tuple[str, dict] | None:
+        """What posing `question` waits on: (the step's slow view, the settings its key reaches) when that has not
+        been computed yet, which a thread then does (LessonScreen._ask); None when pose() can run now."""
+        if self.step.view not in SLOW_VIEWS:
+            return None
+        x = self.experiment(question.key)
+        settings = {**self.settings(), x.param: x.values[self._next_index(x)]}
+        done = is_cached(self.step.view, settings) or _key(self.step.view, settings) in self.refused
+        return None if done else (self.step.view, settings)
 
     def pose(self, question):
         """The question at the setting on screen and the value its key reaches; quiz.NotPosable when it has no

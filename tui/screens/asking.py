@@ -8,8 +8,9 @@ from ..i18n import t
 
 class Asking:
     """The question part of LessonScreen: `asking` (a quiz.Posed waiting for an answer), `typed` (what is typed
-    of a number), `revealed` ((posed, choice) until the next note). LessonScreen draws the message lines with
-    question_lines() and presses keys with _press()."""
+    of a number), `revealed` ((posed, choice) until the next note), `_posing` (the key whose question waits on a
+    slow view computing in a thread). LessonScreen draws the message lines with question_lines() and presses
+    keys with _press()."""
 
     def question_lines(self) -> tuple[str, str, str] | None:
         """The message lines of the question waiting, or of the answer's reveal: (head, tail, style); None when
@@ -33,6 +34,14 @@ class Asking:
         question = self.tour.question_for(key)
         if question is None:
             return False
+        run = self.tour.pose_run(question)
+        if run is not None:  # a slow view at the value the key reaches: computed first, in a thread, then asked
+            self._posing, self._note = key, ("", self.tour.computing_text(), "italic")
+            if self._computing != run:
+                self._computing = run
+                self._compute(*run)
+            self._draw_message(self.app.size.width)
+            return True
         try:
             posed = self.tour.pose(question)
         except NotPosable:  # no single right answer at this setting: the key acts, unasked (check-lessons says so)

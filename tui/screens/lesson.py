@@ -77,6 +77,7 @@ class LessonScreen(Asking, Editing, Screen):
         self._painted = False             # until the first frame is up, keys are lit by the cheap test (see _lit)
         self._held_lit = None             # {key: lit} kept from before a press until its frame is up
         self._computing = None            # (view, settings) of the slow view a thread is computing (_compute)
+        self._posing = None               # the key whose question waits for _computing (Asking._ask)
         self.footer: list[page.Key] = []  # what the footer shows: the tests read which keys are lit
         self.asking = None                # a quiz.Posed: the question waiting for an answer before its key acts
         self.typed = ""                   # what the learner has typed of a number answer
@@ -300,7 +301,10 @@ class LessonScreen(Asking, Editing, Screen):
         self._computing = None
         if refused is not None:
             self.tour.refused[_key(view_id, settings)] = refused
-        if self._pressed is not None and not self.tour.pending():
+        if self._posing is not None:  # a question waited for this: asked now (or, if it was the step's own, next)
+            key, self._posing, self._note = self._posing, None, None
+            self.action_experiment(key)
+        elif self._pressed is not None and not self.tour.pending():
             x, before, was = self._pressed
             self._pressed = None
             self._report(x, before, was)
@@ -313,7 +317,7 @@ class LessonScreen(Asking, Editing, Screen):
         """A new step is on screen: no marks, no note, no question, no typing line, the body at its top."""
         if self.editing:  # Ctrl+P, say, moved on while the line was open
             self.close_editor()
-        self._marks, self._pressed, self.asking, self.revealed = page.Marks(), None, None, None
+        self._marks, self._pressed, self.asking, self.revealed, self._posing = page.Marks(), None, None, None, None
         self.tour.refused.clear()  # what a slow view refused is asked again: a model fetched meanwhile is found
         self.query_one("#body").scroll_home(animate=False)
         self.say()
@@ -347,6 +351,7 @@ class LessonScreen(Asking, Editing, Screen):
 
     def _experiment(self, key: str) -> None:
         tour, lang = self.tour, self.tour.lang
+        self._posing = None  # another key while a question waited on its thread: that question waits for its key
         x = tour.experiment(key)
         if x is None:
             self.say(tail=t("no_key", lang, key=key))
