@@ -246,8 +246,9 @@ def _real_attention(prompt, layer, head):
                               "第 3 层起，一半以上权重落在 0 号词元的头"), float(sinks.mean()), "pct"),
         Fact("sink_heads", Tr("how many", "个数"), int(sinks.sum()), "d"),
         Fact("heads_counted", Tr("heads from layer 3 on", "第 3 层起的头"), int(sinks.size), "d"),
-        Fact("previous_best", Tr("the head most on the previous token", "最看前一个词元的头"),
-             f"{best[0] + 1}.{best[1]}"),
+        Fact("previous_layer", Tr("the layer of the head most on the previous token", "最看前一个词元的头所在的层"),
+             int(best[0]) + 1, "d"),
+        Fact("previous_head", Tr("that head, in its layer", "那个头在层里的编号"), int(best[1]), "d"),
         Fact("previous_best_weight", Tr("its weight there", "它在那里的权重"), float(previous[best]), ".2f"),
         Fact("n_tokens", Tr("prompt tokens", "提示的词元数"), len(ids), "d")))
 
