@@ -102,11 +102,14 @@ def stop(name, rss=None, timeout=20.0):
     tmux("kill-session", "-t", name)
     if rss is None:
         return None
-    for _ in range(100):  # maxrss.py writes as the tour exits
-        if os.path.exists(rss) and os.path.getsize(rss):
-            return float(Path(rss).read_text())
-        time.sleep(0.05)
-    return None
+    try:
+        for _ in range(100):  # maxrss.py writes as the tour exits
+            if os.path.exists(rss) and os.path.getsize(rss):
+                return float(Path(rss).read_text())
+            time.sleep(0.05)
+        return None
+    finally:
+        Path(rss).unlink(missing_ok=True)
 
 
 def tour_cmd(n):
