@@ -39,7 +39,7 @@ class Swapped(OSError):
     """The file written is no longer the one at its name: someone else writes in the folder."""
 
 
-def write_atomic(path, data: bytes, mode: int | None = 0o600, *, owner: tuple[int, int] | None = None,
+def write_atomic(path, data, mode: int | None = 0o600, *, owner: tuple[int, int] | None = None,
                  dir_fd: int | None = None, prefix: str | None = None, suffix: str = ".tmp",
                  verify: bool = False) -> None:
     """Replace the file `path` with `data`, whole or not at all: a new file beside it, PREFIX + 8 hex digits +
@@ -47,6 +47,9 @@ def write_atomic(path, data: bytes, mode: int | None = 0o600, *, owner: tuple[in
     no umask) and `owner` (fchown, (uid, gid); an error if it fails) through its descriptor, written, fsynced,
     checked to be still the file at its temporary name (Swapped if not), and renamed over `path`; then the
     folder is fsynced where the file system allows. A link at `path` is replaced, never written through.
+
+    `data`: bytes, or an iterable of buffers written one after the other (a file too big to hold twice, made as it
+    is written: an error the iterable raises fails the write like any other).
 
     `mode` None: what a plain open() would leave: the mode, and the owner where this process may give it, of
     the regular file replaced; else 0o666 less the umask.
@@ -97,9 +100,10 @@ def _write(folder_fd, folder, name, data, mode, owner, prefix, suffix, verify) -
         elif kept is not None:
             with contextlib.suppress(PermissionError):  # only root may give a file away
                 os.fchown(fd, *kept)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        for chunk in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:
+            view = memoryview(chunk).cast("B")  # bytes, whatever the buffer's items
+            while view:
+                view = view[os.write(fd, view):]
         os.fsync(fd)
         mine = os.fstat(fd)
         tmp_at, tmp_kw = at(tmp)

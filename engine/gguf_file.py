@@ -16,6 +16,7 @@ about 100,000 of them) are decoded when first read. Dequantizing is llama.cpp's 
 """
 
 import contextlib
+import hashlib
 import math
 import mmap
 import struct
@@ -205,6 +206,10 @@ class GGUFFile:
             return a.astype(np.float32).reshape(t.shape)
         from gguf.quants import dequantize
         return dequantize(self.raw(name), t.type).reshape(t.shape)
+
+    def sha256(self) -> str:
+        """The sha256 of the whole file, read from the map: the bytes its tensors are read from."""
+        return hashlib.sha256(self._buf).hexdigest()
 
     def close(self) -> None:
         """Let go of the file; the metadata stays readable. An array raw() gave keeps the map open until it

@@ -197,26 +197,57 @@ def check_memory(f: GGUFFile, available: int | None = None) -> None:
                         "可用；请换一个小一些的模型")
 
 
-def weights(f: GGUFFile, cfg: ModelConfig) -> dict[str, np.ndarray]:
-    """The tensors in llama.forward's names, float32, matrices transposed to [in, out]; a tied head is the
-    embedding's transpose, a view."""
-    w = {ours: f.array(name) for name, ours in GLOBAL.items()}
-    w["head"] = (f.array("output.weight") if "output.weight" in f.tensors else w["embed"]).T  # [d, V]
-    for i in range(cfg.n_layer):
-        for name, ours in PER_LAYER.items():
-            a = f.array(f"blk.{i}.{name}.weight")
-            w[f"{i}.{ours}"] = a if a.ndim == 1 else np.ascontiguousarray(a.T)  # [out, in] -> [in, out]
+def our_name(name: str) -> str:
+    """llama.forward's name for a GGUF tensor's: blk.3.attn_q.weight -> 3.wq; output.weight -> output (the head's
+    transpose)."""
+    if name.startswith("blk."):
+        i, kind = name.split(".")[1:3]
+        return f"{i}.{PER_LAYER[kind]}"
+    return GLOBAL.get(name, "output")
+
+
+def transposed(name: str, shape) -> bool:
+    """Whether llama.forward reads this GGUF tensor transposed, as a C-ordered copy: a layer's matrices."""
+    return len(shape) == 2 and name.startswith("blk.")
+
+
+def tensors(f: GGUFFile, cfg: ModelConfig):  # -> (name, float32 array) for each tensor, in expected_shapes' order
+    """Each tensor in llama.forward's names, float32, one at a time: a layer's matrices transposed to [in, out]
+    C-ordered copies; an untied head as the file holds it, "output" [V, d], whose transpose is the head."""
+    for name, shape in expected_shapes(cfg).items():
+        a = f.array(name)
+        yield our_name(name), np.ascontiguousarray(a.T) if transposed(name, shape) else a  # [out, in] -> [in, out]
+
+
+def float32_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """The shape of each array tensors() yields, by its name, in its order."""
+    return {our_name(name): shape[::-1] if transposed(name, shape) else shape
+            for name, shape in expected_shapes(cfg).items()}
+
+
+def with_head(w: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The weights with their head [d, V]: the transpose, a view, of "output" (which goes), or of the embedding when
+    the two are tied."""
+    w["head"] = w.pop("output", w["embed"]).T
     return w
 
 
-def load(path, available: int | None = None) -> RealLlama:
+def weights(f: GGUFFile, cfg: ModelConfig) -> dict[str, np.ndarray]:
+    """The tensors in llama.forward's names, float32, matrices transposed to [in, out]; the head [d, V] a view, the
+    transpose of the file's output matrix or, tied, of the embedding."""
+    return with_head(dict(tensors(f, cfg)))
+
+
+def load(path, available: int | None = None, read=weights) -> RealLlama:
     """The model in a GGUF file, ready to run: read_config's refusals, then check_tensors' and check_memory's,
-    all before a tensor is read. The file is closed after: its metadata and tensor infos stay readable."""
+    all before a tensor is read; then read(f, cfg) gives its weights (weights(): dequantized here;
+    engine/weights_cache.py's: mapped from a float32 copy tours share). The file is closed after: its metadata and
+    tensor infos stay readable."""
     f = GGUFFile(path)
     model = read_config(f)
     check_tensors(f, model.cfg)
     check_memory(f, available)
-    w = weights(f, model.cfg)
+    w = read(f, model.cfg)
     f.close()  # every tensor is copied out: the metadata stays, the file's pages go
     return RealLlama(model.cfg, model.rope_base, model.rms_eps, model.context, w, f)
 

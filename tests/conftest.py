@@ -19,6 +19,9 @@ os.environ["TEXTUAL_ANIMATIONS"] = "none"  # snapshots and pilots must not depen
 # The lessons' questions wait before a key acts; the tests of the keys and screens press keys as before, and
 # tests/test_quiz_app.py (make_app(asks=True)) and tests/test_quiz_pty.py ask them
 os.environ["XF_TOUR_QUESTIONS"] = "off"
+# The real model's tests dequantize as before, each process its own copy: a shared float32 copy would be written,
+# 538 MB, into every test process's state folder. tests/test_weights_cache.py turns it on where it tests it
+os.environ["XF_TOUR_WEIGHTS_CACHE"] = "off"
 # A state folder of this test process's own, for the app and the commands a test runs without one of its own:
 # never the user's, and never another pytest-xdist worker's (the caches in it are written by whoever comes first)
 os.environ["XF_TOUR_STATE_DIR"] = tempfile.mkdtemp(prefix="xf-tour-state-")

@@ -26,6 +26,21 @@ def test_it_writes_the_bytes_and_replaces_the_old_file(tmp_path):
     assert names(tmp_path) == ["out.json"]
 
 
+def test_an_iterable_of_buffers_is_written_one_after_the_other(tmp_path):
+    import numpy as np
+    target = tmp_path / "f"
+    write_atomic(target, iter([b"ab", np.arange(3, dtype="<u2"), memoryview(b"cd")]))
+    assert target.read_bytes() == b"ab\x00\x00\x01\x00\x02\x00cd"
+
+    def failing():
+        yield b"half"
+        raise OSError(errno.ENOSPC, "no space")
+
+    with pytest.raises(OSError, match="no space"):
+        write_atomic(target, failing())
+    assert target.read_bytes() == b"ab\x00\x00\x01\x00\x02\x00cd" and names(tmp_path) == ["f"]
+
+
 def test_a_relative_path_is_written_in_the_working_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_atomic("here.txt", b"x")

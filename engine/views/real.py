@@ -31,12 +31,13 @@ _STATE = {"path": None, "model": None, "tokenizer": None, "runs": OrderedDict(),
 
 
 def model_and_tokenizer():
-    """The model and its tokenizer, loaded on first use (again if the file found is another); real_llama.NoModel,
-    in one line, when there is none."""
-    from .. import real_llama, real_tokenizer
+    """The model and its tokenizer, loaded on first use (again if the file found is another), its weights mapped
+    from the float32 copy the account's tours share (engine/weights_cache.py); real_llama.NoModel, in one line,
+    when there is none."""
+    from .. import real_llama, real_tokenizer, weights_cache
     path = str(real_llama.find_model())
     if _STATE["path"] != path:
-        model = real_llama.load(path)
+        model = weights_cache.load(path)
         tokenizer = real_tokenizer.Tokenizer.from_metadata(model.file.metadata)
         _STATE.update(path=path, model=model, tokenizer=tokenizer, runs=OrderedDict(), written=OrderedDict())
     return _STATE["model"], _STATE["tokenizer"]

@@ -15,6 +15,7 @@ def cmd_get(args, lang) -> int:
     if dest.is_file() and dest.stat().st_size == SIZE and sha256_file(dest) == SHA256:
         print(printable_line(f"{dest}: " + ("已经在这里，sha256 无误" if lang == "zh" else
                                             "already here, sha256 checked")))
+        share(dest, lang)
         return 0
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
@@ -34,7 +35,27 @@ def cmd_get(args, lang) -> int:
         return 2
     print(printable_line(f"{dest}: " + (f"{SIZE:,} 字节，sha256 无误" if lang == "zh" else
                                         f"{SIZE:,} bytes, sha256 checked")))
+    share(dest, lang)
     return 0
+
+
+def share(dest, lang) -> None:
+    """Make the float32 copy every tour of the account maps (engine/weights_cache.py) now, so that no learner's
+    first real-model step waits for it, and say where it is; or, in one line, that each tour will make its own."""
+    from engine import weights_cache
+
+    if not weights_cache.enabled():
+        return
+    model = weights_cache.load(dest)
+    path = weights_cache.cache_path(dest)
+    if not model.weights["embed"].flags.writeable:  # mapped from the cache, not the process's own
+        size = path.stat().st_size
+        print(printable_line(f"{path}: " + (f"{size:,} 字节，所有导览共用的 float32 权重（可随时删除，会重建）"
+                                            if lang == "zh" else f"{size:,} bytes, the float32 weights every tour "
+                                            "shares (safe to delete: it is made again)")))
+    else:
+        print(printable_line(f"{path}: " + ("无法写入；每个导览各自反量化一份权重" if lang == "zh" else
+                                            "could not be written; each tour dequantizes its own copy")))
 
 
 def cmd_info(args, lang) -> int:
@@ -47,13 +68,15 @@ def cmd_info(args, lang) -> int:
         print(printable_line(f"{PROG} model info: " + ("错误: " if lang == "zh" else "error: ") + err.text(lang)),
               file=sys.stderr)
         return 2
-    from engine import real_llama
+    from engine import real_llama, weights_cache
     from engine.gguf_file import GGUFFile
 
     with GGUFFile(path) as f:
         model = real_llama.read_config(f)
         real_llama.check_tensors(f, model.cfg)
         info = facts(f, model)
+        cache, ready = weights_cache.cached(f, model.cfg)
+        info.update(float32_cache=str(cache), float32_cache_ready=ready)
     if args.json:
         print(json_text(info, indent=2, allow_nan=False))
         return 0
@@ -108,4 +131,7 @@ def lines(info: dict, lang: str) -> list[tuple[str, str]]:
           if zh else f"{info['params_tensors']:,} by tensors; {info['params_formula']:,} by the formula "
           f"({'the same' if same else 'they differ'})")),
         ("float32", f"{info['float32_bytes'] / 2**20:,.0f} MiB"),
+        ("共享副本" if zh else "shared copy", f"{info['float32_cache']} (" + (
+            ("已就绪" if zh else "ready") if info["float32_cache_ready"] else
+            ("尚未写入：第一个导览会写" if zh else "not written yet: the first tour writes it")) + ")"),
     ]
