@@ -15,6 +15,7 @@ import os
 import struct
 import threading
 import zipfile
+from pathlib import Path
 
 import gguf
 import numpy as np
@@ -24,7 +25,7 @@ from helpers.cli import run_cli
 from numpy.testing import assert_allclose
 
 from bench.smollm import smollm_path
-from engine import gguf_file, real_llama
+from engine import gguf_file, llama, positions, real_llama
 from engine.errors import FileError, SizeError
 from engine.gguf_file import GGUFFile
 from engine.ops import softmax
@@ -96,17 +97,17 @@ def small(tmp_path):
     return path, write_llama(path)
 
 
-def reference_logits(t, ids):  # -> [T, V] float64
+def reference_logits(t, ids, inv_freq=None):  # -> [T, V] float64
     """A Llama written out loop by loop from its formulas, on the GGUF tensors as stored ([out, in]): RMSNorm,
-    RoPE turning the pairs (2i, 2i+1) by pos·base^(-2i/hd), query head h reading K/V head h // (H / K), SwiGLU,
-    the head tied to the embedding. Nothing of engine/ is used."""
+    RoPE turning the pairs (2i, 2i+1) by pos·base^(-2i/hd) (or pos·inv_freq[i], given them), query head h
+    reading K/V head h // (H / K), SwiGLU, the head tied to the embedding. Nothing of engine/ is used."""
     def norm(x, g):
         return x / np.sqrt(np.mean(x * x) + EPS) * g
 
     def turn(u, pos):
         out = u.copy()
         for i in range(HD // 2):
-            angle = pos * BASE ** (-2 * i / HD)
+            angle = pos * (BASE ** (-2 * i / HD) if inv_freq is None else inv_freq[i])
             c, s = math.cos(angle), math.sin(angle)
             out[2 * i], out[2 * i + 1] = u[2 * i] * c - u[2 * i + 1] * s, u[2 * i] * s + u[2 * i + 1] * c
         return out
@@ -298,11 +299,57 @@ def test_another_architecture_is_refused_with_one_line_naming_it(tmp_path):
     assert "qwen2" in err.value.text("zh") and "\n" not in err.value.text("en") + err.value.text("zh")
 
 
-def test_rope_scaling_and_a_missing_tensor_are_refused(tmp_path):
-    scaled = tmp_path / "scaled.gguf"
-    write_llama(scaled, extra={"rope_freqs.weight": np.ones(HD // 2, np.float32)})
-    with pytest.raises(FileError, match="scales RoPE"):
-        real_llama.load(scaled)
+ROPE_REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "llama3_rope.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", ROPE_REFERENCE["models"])
+def test_rope_freqs_divide_the_frequencies_into_hugging_faces_llama3_ones(name):
+    """llama.cpp's converter writes Llama 3.1's scaling as divisors (rope_freqs); divided by them, the tour's
+    frequencies are those transformers computes (tests/fixtures/make_llama3_rope_reference.py), and rope turns
+    by them."""
+    m = ROPE_REFERENCE["models"][name]
+    hd, factors, inv_freq = m["head_dim"], np.array(m["rope_freqs"]), np.array(m["inv_freq"])
+    assert_allclose(positions.frequencies(hd, m["rope_theta"]) / factors, inv_freq, rtol=2e-6)
+    assert factors[0] == 1 and factors[-1] == m["factor"] and 1 < factors[hd // 2 * 3 // 4] <= m["factor"]
+    pos = np.array([0, 1, 7, 300, 1000])
+    x = np.random.default_rng(0).standard_normal((len(pos), hd))
+    cos, sin = np.cos(pos[:, None] * inv_freq), np.sin(pos[:, None] * inv_freq)
+    want = np.stack([x[:, 0::2] * cos - x[:, 1::2] * sin, x[:, 0::2] * sin + x[:, 1::2] * cos], -1).reshape(x.shape)
+    got = np.concatenate([llama.rope(x[i:i + 1], m["rope_theta"], p, factors) for i, p in enumerate(pos)])
+    assert_allclose(got, want, atol=3e-4)  # inv_freq is float32: at pos 1000 its rounding turns ~6e-5 radians
+
+
+def test_a_llama_3_1_file_runs_with_its_rope_freqs(tmp_path):
+    """rope_freqs.weight, as Llama 3.1 and 3.2 files carry it, divides each pair's frequency: the forward equals
+    the hand-written Llama turning by base^(-2i/hd) / factor_i, and differs from one that ignores the factors."""
+    path = tmp_path / "llama31.gguf"
+    factors = np.geomspace(1, 32, HD // 2).astype(np.float32)
+    stored = write_llama(path, seed=5, extra={"rope_freqs.weight": factors})
+    model = real_llama.load(path)
+    assert model.rope_factors == tuple(float(f) for f in factors)
+    ids = np.random.default_rng(4).integers(0, V, 9)
+    inv_freq = BASE ** (-np.arange(0, HD, 2) / HD) / factors.astype(np.float64)
+    assert_allclose(model.forward(ids), reference_logits(stored, ids, inv_freq), rtol=1e-4, atol=1e-4)
+    plain = real_llama.RealLlama(model.cfg, BASE, model.rms_eps, weights=model.weights)
+    assert np.abs(plain.forward(ids) - model.forward(ids)).max() > 1e-3
+
+
+def test_linear_rope_scaling_divides_every_frequency_and_yarn_is_refused(tmp_path):
+    path = tmp_path / "linear.gguf"
+    write_llama(path, kv={"llama.rope.scaling.type": "linear", "llama.rope.scaling.factor": 4.0})
+    assert real_llama.load(path).rope_factors == (4.0,) * (HD // 2)
+    write_llama(path, kv={"llama.rope.scaling.type": "none", "llama.rope.scaling.factor": 4.0})
+    assert real_llama.load(path).rope_factors is None
+    write_llama(path, kv={"llama.rope.scaling.type": "yarn", "llama.rope.scaling.factor": 4.0})
+    with pytest.raises(FileError) as err:
+        real_llama.load(path)
+    assert "scales RoPE by yarn" in err.value.en and "yarn" in err.value.zh and "\n" not in err.value.en
+    write_llama(path, extra={"rope_freqs.weight": np.ones(HD, np.float32)})
+    with pytest.raises(FileError, match=r"rope_freqs\.weight is \[16\]; RoPE turns 8 pairs"):
+        real_llama.load(path)
+
+
+def test_a_missing_tensor_is_refused(tmp_path):
     missing = tmp_path / "missing.gguf"
     write_llama(missing, skip=("blk.1.ffn_up.weight",))
     with pytest.raises(FileError, match=r"tensor blk\.1\.ffn_up\.weight is missing"):
