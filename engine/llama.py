@@ -28,11 +28,8 @@ from .ops import attention, merge_heads, rms_norm, split_heads, swiglu
 from .positions import rope_tables, rotate_pairs
 
 
-def rope(x, base=10000.0, start=0, factors=None):  # [..., T, hd] -> same
-    """Turn each pair (2i, 2i+1) of the vector at position pos
-    by the angle pos·θ_i; positions count from start. factors,
-    [hd/2], divide the θ_i (Llama 3.1 and 3.2 slow the slow
-    pairs down for a longer context); None leaves them."""
+def rope(x, base=10000.0, start=0, factors=None):  # [..., T, hd]
+    """Turn each pair (2i, 2i+1) at pos by pos·θ_i / factors[i]."""
     pos = np.arange(start, start + x.shape[-2])  # [T]
     cos, sin = rope_tables(pos, x.shape[-1], base, x.dtype, factors)
     return rotate_pairs(x, cos, sin)  # cos, sin: [T, hd/2]
@@ -49,7 +46,8 @@ def grouped_attention(x, wq, wk, wv, wo, n_head, n_kv_head,
     k = split_heads(x @ wk, n_kv_head)  # [..., K, T, hd]
     v = split_heads(x @ wv, n_kv_head)  # [..., K, T, hd]
     start = cache["k"].shape[-2] if cache else 0
-    q, k = rope(q, base, start, factors), rope(k, base, start, factors)
+    q = rope(q, base, start, factors)
+    k = rope(k, base, start, factors)
     if cache:  # the earlier positions' k and v come first
         k = np.concatenate([cache["k"], k], -2)  # [..., K, S, hd]
         v = np.concatenate([cache["v"], v], -2)
@@ -86,9 +84,9 @@ def forward(w, ids, n_head, n_kv_head=None, *, keep=None,
     """The next-token logits at every position. keep, a dict,
     receives x after the embedding and after each layer
     (residual), each layer's attention weights (attn) and x after
-    the last layer (x_out). base and factors are RoPE's (rope),
-    eps RMSNorm's. cache, a dict, keeps each layer's k and v: given
-    it again with the next ids, forward goes on where it stopped.
+    the last layer (x_out). base, factors: RoPE's; eps: RMSNorm's.
+    cache, a dict, keeps each layer's k and v: given it again with
+    the next ids, forward goes on where it stopped.
     Shapes: T positions, d = d_model, H query heads and K K/V heads
     of hd numbers each, f = d_ff, V = n_vocab, "..." a batch."""
     x = w["embed"][ids]  # [..., T, d]
