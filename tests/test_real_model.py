@@ -178,6 +178,42 @@ def test_the_types_table_is_ggmls():
         assert Q(kind).name == name and gguf.GGML_QUANT_SIZES[Q(kind)] == (block, block_bytes)
 
 
+SCALES = {Q.Q2_K: (80, 82), Q.Q3_K: (108,), Q.Q4_K: (0, 2), Q.Q5_K: (0, 2), Q.Q6_K: (208,)}  # each float16 d, dmin
+
+
+def test_every_type_a_llama_file_holds_reads_as_gguf_dequantizes_it(tmp_path):
+    """F32, F16, BF16, the 32-blocks and the K-quants most files have (Q4_K_M mixes Q4_K and Q6_K): each tensor's
+    bytes are where the reader says, and read as llama.cpp's gguf package dequantizes them. gguf cannot quantize to
+    K-quants, so their blocks are random bytes with a small float16 scale where ggml's block keeps it."""
+    rng, path = np.random.default_rng(7), tmp_path / "types.gguf"
+    writer, written = gguf.GGUFWriter(str(path), "llama"), {}
+    for kind in gguf_file.TYPES:
+        q, shape = Q(kind), (3, 512)
+        if q in SCALES:
+            block, block_bytes = gguf.GGML_QUANT_SIZES[q]
+            data = rng.integers(0, 256, (3, 512 // block, block_bytes), dtype=np.uint8)
+            for at in SCALES[q]:
+                data[..., at:at + 2] = np.frombuffer(np.float16(0.01).tobytes(), np.uint8)
+            data = data.reshape(3, -1)
+        elif q in (Q.F32, Q.F16):
+            data = rng.standard_normal(shape).astype(np.float32 if q == Q.F32 else np.float16)
+        else:
+            data = gguf.quants.quantize(rng.standard_normal(shape).astype(np.float32), q)
+        writer.add_tensor(q.name, data, raw_dtype=None if q in (Q.F32, Q.F16) else q)
+        written[q.name] = (q, data)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with GGUFFile(path) as f:
+        for name, (q, data) in written.items():
+            t = f.tensors[name]
+            assert (t.type_name, t.shape, t.n_bytes) == (name, (3, 512), data.nbytes)
+            got = f.array(name)
+            want = data.astype(np.float32) if q in (Q.F32, Q.F16) else gguf.quants.dequantize(data, q)
+            assert got.dtype == np.float32 and np.isfinite(got).all() and np.array_equal(got, want), name
+
+
 @pytest.mark.parametrize("damage, says", [
     (lambda b: b"GGML" + b[4:], "does not start with GGUF"),
     (lambda b: b[:4] + struct.pack("<I", 1) + b[8:], "version 1"),
