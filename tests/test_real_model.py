@@ -10,84 +10,25 @@ import hashlib
 import http.server
 import io
 import json
-import math
 import os
 import struct
 import threading
 import zipfile
-from pathlib import Path
 
 import gguf
 import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as Q
 from helpers.cli import run_cli
+from helpers.gguf_llama import BASE, EPS, HD, D, F, H, K, L, V, reference_logits, write_llama
 from numpy.testing import assert_allclose
 
 from bench.smollm import smollm_path
-from engine import gguf_file, llama, positions, real_llama
+from engine import gguf_file, real_llama
 from engine.errors import FileError, SizeError
 from engine.gguf_file import GGUFFile
 from engine.ops import softmax
 from tui import model_file
-
-L, D, F, H, K, HD, V = 2, 64, 96, 4, 2, 16, 40  # rows of 64 and 96: whole blocks of 32 for Q8_0 and Q4_1
-BASE, EPS = 100000.0, 1e-5
-
-
-def write_llama(path, *, arch="llama", tied=True, seed=0, kv=None, skip=(), extra=None):
-    """A small Llama GGUF at `path`; returns its tensors as GGUF holds them ([out, in]), dequantized, float64.
-    kv: more metadata (key -> value); skip: tensor names left out; extra: name -> float32 array added (F32)."""
-    rng = np.random.default_rng(seed)
-    writer = gguf.GGUFWriter(str(path), arch)
-    writer.add_block_count(L)
-    writer.add_context_length(128)
-    writer.add_embedding_length(D)
-    writer.add_feed_forward_length(F)
-    writer.add_head_count(H)
-    writer.add_head_count_kv(K)
-    writer.add_rope_freq_base(BASE)
-    writer.add_layer_norm_rms_eps(EPS)
-    writer.add_token_list([f"t{i}" for i in range(V)])
-    writer.add_token_types([1] * V)
-    for key, value in (kv or {}).items():
-        writer.add_string(key, value) if isinstance(value, str) else writer.add_float32(key, value)
-
-    def mat(n_out, n_in):
-        return rng.standard_normal((n_out, n_in)) / math.sqrt(n_in)
-
-    def norm():
-        return 1 + 0.1 * rng.standard_normal(D)
-
-    tensors = {"token_embd.weight": (rng.standard_normal((V, D)), Q.Q8_0), "output_norm.weight": (norm(), Q.F32)}
-    if not tied:
-        tensors["output.weight"] = (mat(V, D), Q.F16)
-    for i in range(L):
-        tensors.update({f"blk.{i}.attn_norm.weight": (norm(), Q.F32),
-                        f"blk.{i}.attn_q.weight": (mat(H * HD, D), Q.Q4_1),
-                        f"blk.{i}.attn_k.weight": (mat(K * HD, D), Q.Q4_1),
-                        f"blk.{i}.attn_v.weight": (mat(K * HD, D), Q.Q4_1),
-                        f"blk.{i}.attn_output.weight": (mat(D, H * HD), Q.Q4_1),
-                        f"blk.{i}.ffn_norm.weight": (norm(), Q.F32), f"blk.{i}.ffn_gate.weight": (mat(F, D), Q.Q4_1),
-                        f"blk.{i}.ffn_up.weight": (mat(F, D), Q.Q4_1), f"blk.{i}.ffn_down.weight": (mat(D, F), Q.Q4_1)})
-    tensors.update({name: (a, Q.F32) for name, a in (extra or {}).items()})
-    stored = {}
-    for name, (a, qtype) in tensors.items():
-        if name in skip:
-            continue
-        if qtype in (Q.F32, Q.F16):
-            data = a.astype(np.float32 if qtype == Q.F32 else np.float16)
-            writer.add_tensor(name, data)
-            stored[name] = data.astype(np.float64)
-        else:
-            data = gguf.quants.quantize(a.astype(np.float32), qtype)
-            writer.add_tensor(name, data, raw_dtype=qtype)
-            stored[name] = gguf.quants.dequantize(data, qtype).astype(np.float64)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return stored
 
 
 @pytest.fixture
@@ -95,44 +36,6 @@ def small(tmp_path):
     """A small tied Llama GGUF: (path, its tensors as stored)."""
     path = tmp_path / "small.gguf"
     return path, write_llama(path)
-
-
-def reference_logits(t, ids, inv_freq=None):  # -> [T, V] float64
-    """A Llama written out loop by loop from its formulas, on the GGUF tensors as stored ([out, in]): RMSNorm,
-    RoPE turning the pairs (2i, 2i+1) by pos·base^(-2i/hd) (or pos·inv_freq[i], given them), query head h
-    reading K/V head h // (H / K), SwiGLU, the head tied to the embedding. Nothing of engine/ is used."""
-    def norm(x, g):
-        return x / np.sqrt(np.mean(x * x) + EPS) * g
-
-    def turn(u, pos):
-        out = u.copy()
-        for i in range(HD // 2):
-            angle = pos * (BASE ** (-2 * i / HD) if inv_freq is None else inv_freq[i])
-            c, s = math.cos(angle), math.sin(angle)
-            out[2 * i], out[2 * i + 1] = u[2 * i] * c - u[2 * i + 1] * s, u[2 * i] * s + u[2 * i + 1] * c
-        return out
-
-    x = t["token_embd.weight"][ids]
-    n = len(ids)
-    for layer in range(L):
-        p = f"blk.{layer}."
-        h = np.array([norm(r, t[p + "attn_norm.weight"]) for r in x])
-        q, k, v = (h @ t[p + name].T for name in ("attn_q.weight", "attn_k.weight", "attn_v.weight"))
-        out = np.zeros((n, H * HD))
-        for head in range(H):
-            j = head // (H // K)
-            hs, ks = slice(head * HD, (head + 1) * HD), slice(j * HD, (j + 1) * HD)
-            for i in range(n):
-                scores = np.array([turn(q[i, hs], i) @ turn(k[s, ks], s) / math.sqrt(HD) for s in range(i + 1)])
-                weights = np.exp(scores - scores.max())
-                weights /= weights.sum()
-                out[i, hs] = weights @ v[: i + 1, ks]
-        x = x + out @ t[p + "attn_output.weight"].T
-        h = np.array([norm(r, t[p + "ffn_norm.weight"]) for r in x])
-        gate, up = h @ t[p + "ffn_gate.weight"].T, h @ t[p + "ffn_up.weight"].T
-        x = x + (gate / (1 + np.exp(-gate)) * up) @ t[p + "ffn_down.weight"].T
-    x = np.array([norm(r, t["output_norm.weight"]) for r in x])
-    return x @ t.get("output.weight", t["token_embd.weight"]).T
 
 
 # --- the reader ------------------------------------------------------------------------------------------------
@@ -176,42 +79,6 @@ def test_q4_1_and_q8_0_blocks_are_read_as_ggml_defines_them(small):
 def test_the_types_table_is_ggmls():
     for kind, (name, block, block_bytes) in gguf_file.TYPES.items():
         assert Q(kind).name == name and gguf.GGML_QUANT_SIZES[Q(kind)] == (block, block_bytes)
-
-
-SCALES = {Q.Q2_K: (80, 82), Q.Q3_K: (108,), Q.Q4_K: (0, 2), Q.Q5_K: (0, 2), Q.Q6_K: (208,)}  # each float16 d, dmin
-
-
-def test_every_type_a_llama_file_holds_reads_as_gguf_dequantizes_it(tmp_path):
-    """F32, F16, BF16, the 32-blocks and the K-quants most files have (Q4_K_M mixes Q4_K and Q6_K): each tensor's
-    bytes are where the reader says, and read as llama.cpp's gguf package dequantizes them. gguf cannot quantize to
-    K-quants, so their blocks are random bytes with a small float16 scale where ggml's block keeps it."""
-    rng, path = np.random.default_rng(7), tmp_path / "types.gguf"
-    writer, written = gguf.GGUFWriter(str(path), "llama"), {}
-    for kind in gguf_file.TYPES:
-        q, shape = Q(kind), (3, 512)
-        if q in SCALES:
-            block, block_bytes = gguf.GGML_QUANT_SIZES[q]
-            data = rng.integers(0, 256, (3, 512 // block, block_bytes), dtype=np.uint8)
-            for at in SCALES[q]:
-                data[..., at:at + 2] = np.frombuffer(np.float16(0.01).tobytes(), np.uint8)
-            data = data.reshape(3, -1)
-        elif q in (Q.F32, Q.F16):
-            data = rng.standard_normal(shape).astype(np.float32 if q == Q.F32 else np.float16)
-        else:
-            data = gguf.quants.quantize(rng.standard_normal(shape).astype(np.float32), q)
-        writer.add_tensor(q.name, data, raw_dtype=None if q in (Q.F32, Q.F16) else q)
-        written[q.name] = (q, data)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    with GGUFFile(path) as f:
-        for name, (q, data) in written.items():
-            t = f.tensors[name]
-            assert (t.type_name, t.shape, t.n_bytes) == (name, (3, 512), data.nbytes)
-            got = f.array(name)
-            want = data.astype(np.float32) if q in (Q.F32, Q.F16) else gguf.quants.dequantize(data, q)
-            assert got.dtype == np.float32 and np.isfinite(got).all() and np.array_equal(got, want), name
 
 
 @pytest.mark.parametrize("damage, says", [
@@ -333,56 +200,6 @@ def test_another_architecture_is_refused_with_one_line_naming_it(tmp_path):
         real_llama.load(path)
     assert "qwen2 architecture" in err.value.text("en") and "llama" in err.value.text("en")
     assert "qwen2" in err.value.text("zh") and "\n" not in err.value.text("en") + err.value.text("zh")
-
-
-ROPE_REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "llama3_rope.json").read_text(encoding="utf-8"))
-
-
-@pytest.mark.parametrize("name", ROPE_REFERENCE["models"])
-def test_rope_freqs_divide_the_frequencies_into_hugging_faces_llama3_ones(name):
-    """llama.cpp's converter writes Llama 3.1's scaling as divisors (rope_freqs); divided by them, the tour's
-    frequencies are those transformers computes (tests/fixtures/make_llama3_rope_reference.py), and rope turns
-    by them."""
-    m = ROPE_REFERENCE["models"][name]
-    hd, factors, inv_freq = m["head_dim"], np.array(m["rope_freqs"]), np.array(m["inv_freq"])
-    assert_allclose(positions.frequencies(hd, m["rope_theta"]) / factors, inv_freq, rtol=2e-6)
-    assert factors[0] == 1 and factors[-1] == m["factor"] and 1 < factors[hd // 2 * 3 // 4] <= m["factor"]
-    pos = np.array([0, 1, 7, 300, 1000])
-    x = np.random.default_rng(0).standard_normal((len(pos), hd))
-    cos, sin = np.cos(pos[:, None] * inv_freq), np.sin(pos[:, None] * inv_freq)
-    want = np.stack([x[:, 0::2] * cos - x[:, 1::2] * sin, x[:, 0::2] * sin + x[:, 1::2] * cos], -1).reshape(x.shape)
-    got = np.concatenate([llama.rope(x[i:i + 1], m["rope_theta"], p, factors) for i, p in enumerate(pos)])
-    assert_allclose(got, want, atol=3e-4)  # inv_freq is float32: at pos 1000 its rounding turns ~6e-5 radians
-
-
-def test_a_llama_3_1_file_runs_with_its_rope_freqs(tmp_path):
-    """rope_freqs.weight, as Llama 3.1 and 3.2 files carry it, divides each pair's frequency: the forward equals
-    the hand-written Llama turning by base^(-2i/hd) / factor_i, and differs from one that ignores the factors."""
-    path = tmp_path / "llama31.gguf"
-    factors = np.geomspace(1, 32, HD // 2).astype(np.float32)
-    stored = write_llama(path, seed=5, extra={"rope_freqs.weight": factors})
-    model = real_llama.load(path)
-    assert model.rope_factors == tuple(float(f) for f in factors)
-    ids = np.random.default_rng(4).integers(0, V, 9)
-    inv_freq = BASE ** (-np.arange(0, HD, 2) / HD) / factors.astype(np.float64)
-    assert_allclose(model.forward(ids), reference_logits(stored, ids, inv_freq), rtol=1e-4, atol=1e-4)
-    plain = real_llama.RealLlama(model.cfg, BASE, model.rms_eps, weights=model.weights)
-    assert np.abs(plain.forward(ids) - model.forward(ids)).max() > 1e-3
-
-
-def test_linear_rope_scaling_divides_every_frequency_and_yarn_is_refused(tmp_path):
-    path = tmp_path / "linear.gguf"
-    write_llama(path, kv={"llama.rope.scaling.type": "linear", "llama.rope.scaling.factor": 4.0})
-    assert real_llama.load(path).rope_factors == (4.0,) * (HD // 2)
-    write_llama(path, kv={"llama.rope.scaling.type": "none", "llama.rope.scaling.factor": 4.0})
-    assert real_llama.load(path).rope_factors is None
-    write_llama(path, kv={"llama.rope.scaling.type": "yarn", "llama.rope.scaling.factor": 4.0})
-    with pytest.raises(FileError) as err:
-        real_llama.load(path)
-    assert "scales RoPE by yarn" in err.value.en and "yarn" in err.value.zh and "\n" not in err.value.en
-    write_llama(path, extra={"rope_freqs.weight": np.ones(HD, np.float32)})
-    with pytest.raises(FileError, match=r"rope_freqs\.weight is \[16\]; RoPE turns 8 pairs"):
-        real_llama.load(path)
 
 
 def test_a_missing_tensor_is_refused(tmp_path):
