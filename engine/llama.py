@@ -28,16 +28,15 @@ from .ops import attention, merge_heads, rms_norm, split_heads, swiglu
 from .positions import rope_tables, rotate_pairs
 
 
-def rope(x, base=10000.0, start=0):  # [..., T, hd] -> [..., T, hd]
-    """Turn each pair (2i, 2i+1) of the vector at position pos
-    by the angle pos·θ_i; positions count from start."""
+def rope(x, base=10000.0, start=0, factors=None):  # [..., T, hd]
+    """Turn each pair (2i, 2i+1) at pos by pos·θ_i / factors[i]."""
     pos = np.arange(start, start + x.shape[-2])  # [T]
-    cos, sin = rope_tables(pos, x.shape[-1], base, x.dtype)
+    cos, sin = rope_tables(pos, x.shape[-1], base, x.dtype, factors)
     return rotate_pairs(x, cos, sin)  # cos, sin: [T, hd/2]
 
 
 def grouped_attention(x, wq, wk, wv, wo, n_head, n_kv_head,
-                      base=10000.0, cache=None):
+                      base=10000.0, cache=None, factors=None):
     """Causal self-attention with RoPE on q and k, [..., T, d] ->
     [..., T, d], and its weights. Query head h reads K/V head
     h // group: a group of n_head // n_kv_head query heads shares
@@ -47,7 +46,8 @@ def grouped_attention(x, wq, wk, wv, wo, n_head, n_kv_head,
     k = split_heads(x @ wk, n_kv_head)  # [..., K, T, hd]
     v = split_heads(x @ wv, n_kv_head)  # [..., K, T, hd]
     start = cache["k"].shape[-2] if cache else 0
-    q, k = rope(q, base, start), rope(k, base, start)
+    q = rope(q, base, start, factors)
+    k = rope(k, base, start, factors)
     if cache:  # the earlier positions' k and v come first
         k = np.concatenate([cache["k"], k], -2)  # [..., K, S, hd]
         v = np.concatenate([cache["v"], v], -2)
@@ -61,7 +61,7 @@ def grouped_attention(x, wq, wk, wv, wo, n_head, n_kv_head,
 
 
 def block(x, w, i, n_head, n_kv_head, residual=True, *,
-          base=10000.0, eps=1e-5, cache=None):
+          base=10000.0, eps=1e-5, cache=None, factors=None):
     """Layer i, pre-norm, [..., T, d] -> [..., T, d]: each sub-block
     reads a normalised copy of x and adds its output to x.
     residual=False replaces x with each output instead (the
@@ -70,7 +70,7 @@ def block(x, w, i, n_head, n_kv_head, residual=True, *,
     a, weights = grouped_attention(
         h, w[f"{i}.wq"], w[f"{i}.wk"], w[f"{i}.wv"], w[f"{i}.wo"],
         n_head, n_kv_head, base,
-        None if cache is None else cache.setdefault(i, {}))
+        None if cache is None else cache.setdefault(i, {}), factors)
     x = x + a if residual else a
     h = rms_norm(x, w[f"{i}.norm2"], eps)
     f = swiglu(h, w[f"{i}.wg"], w[f"{i}.wu"], w[f"{i}.wd"])
@@ -79,20 +79,22 @@ def block(x, w, i, n_head, n_kv_head, residual=True, *,
 
 
 def forward(w, ids, n_head, n_kv_head=None, *, keep=None,
-            residual=True, base=10000.0, eps=1e-5, cache=None):
+            residual=True, base=10000.0, eps=1e-5, cache=None,
+            factors=None):
     """The next-token logits at every position. keep, a dict,
     receives x after the embedding and after each layer
     (residual), each layer's attention weights (attn) and x after
-    the last layer (x_out). base is RoPE's, eps RMSNorm's. cache,
-    a dict, keeps each layer's k and v: given it again with the
-    next ids, forward goes on where it stopped.
+    the last layer (x_out). base, factors: RoPE's; eps: RMSNorm's.
+    cache, a dict, keeps each layer's k and v: given it again with
+    the next ids, forward goes on where it stopped.
     Shapes: T positions, d = d_model, H query heads and K K/V heads
     of hd numbers each, f = d_ff, V = n_vocab, "..." a batch."""
     x = w["embed"][ids]  # [..., T, d]
     stream, maps = [x], []
     for i in range(n_layers(w)):
         x, weights = block(x, w, i, n_head, n_kv_head or n_head,
-                           residual, base=base, eps=eps, cache=cache)
+                           residual, base=base, eps=eps,
+                           cache=cache, factors=factors)
         stream.append(x)
         maps.append(weights)
     if keep is not None:

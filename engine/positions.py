@@ -21,9 +21,11 @@ def sinusoidal_positions(n_seq, d, base=10000.0):  # -> [n_seq, d]
     return pe
 
 
-def rope_tables(positions, d, base=10000.0, dtype=float):  # [n_seq] -> cos, sin [n_seq, d // 2]
-    """cos and sin of the angle pos·θ_i for every position and dim pair, in the given dtype."""
-    angles = np.asarray(positions, dtype=float)[:, None] * frequencies(d, base)[None, :]
+def rope_tables(positions, d, base=10000.0, dtype=float, factors=None):  # [n_seq] -> cos, sin [n_seq, d // 2]
+    """cos and sin of the angle pos·θ_i for every position and dim pair, in the given dtype. factors [d // 2],
+    if given, divide each θ_i: Llama 3.1's RoPE scaling slows the slow pairs down (llama.cpp's rope_freqs)."""
+    theta = frequencies(d, base) if factors is None else frequencies(d, base) / np.asarray(factors, float)
+    angles = np.asarray(positions, dtype=float)[:, None] * theta[None, :]
     return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
 
 

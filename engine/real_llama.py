@@ -47,13 +47,14 @@ class RealLlama:
     rope_base: float = 10000.0
     rms_eps: float = 1e-5
     context: int = 2048
+    rope_factors: tuple[float, ...] | None = None  # [head_dim/2], each θ_i's divisor (Llama 3.1's rope_freqs)
     weights: dict | None = not_compared(None)
     file: GGUFFile | None = not_compared(None)
 
     def forward(self, ids, *, cache=None, keep=None):  # ids [..., T] -> logits [..., T, V] float32
-        """llama.forward with this model's heads, RoPE base and eps; cache and keep as there."""
+        """llama.forward with this model's heads, RoPE base and factors, and eps; cache and keep as there."""
         return llama.forward(self.weights, ids, self.cfg.n_head, self.cfg.n_kv_head, base=self.rope_base,
-                             eps=self.rms_eps, cache=cache, keep=keep)
+                             eps=self.rms_eps, cache=cache, keep=keep, factors=self.rope_factors)
 
     @property
     def tokens(self):
@@ -94,7 +95,7 @@ def has_model() -> bool:
 
 def read_config(f: GGUFFile) -> RealLlama:
     """The model's sizes and hyperparameters, from the metadata; FileError for another architecture, a
-    missing size, or RoPE scaling (Llama 3.1's rope_freqs), which llama.forward does not do."""
+    missing size, or a RoPE scaling llama.forward does not do (rope_factors)."""
     meta = f.metadata
     arch = meta.get("general.architecture")
     if arch != ARCH:
@@ -112,12 +113,6 @@ def read_config(f: GGUFFile) -> RealLlama:
                             f"{f.path}：{ARCH}.{key} 是 {str(value)[:40]!r}，不是一个数")
         return kind(value)
 
-    if "rope_freqs.weight" in f.tensors or meta.get(f"{ARCH}.rope.scaling.type", "none") not in ("none", "linear"):
-        raise FileError(f"{f.path} scales RoPE's frequencies (as Llama 3.1 and 3.2 do), which the tour's forward "
-                        "does not do", f"{f.path} 缩放了 RoPE 的频率（Llama 3.1 和 3.2 如此），导览的前向计算不支持")
-    if meta.get(f"{ARCH}.rope.scaling.type") == "linear" and meta.get(f"{ARCH}.rope.scaling.factor", 1.0) != 1.0:
-        raise FileError(f"{f.path} scales RoPE's positions, which the tour's forward does not do",
-                        f"{f.path} 缩放了 RoPE 的位置，导览的前向计算不支持")
     d, n_head, embed = need("embedding_length"), need("attention.head_count"), f.tensors.get("token_embd.weight")
     if embed is None or not n_head:
         raise FileError(f"{f.path} has no tensor token_embd.weight, or no heads",
@@ -138,7 +133,37 @@ def read_config(f: GGUFFile) -> RealLlama:
     except ValueError as err:  # ModelConfig's own refusal (a ParamError), said of the file
         raise FileError(f"{f.path}: {err}", f"{f.path}：{err}") from None
     return RealLlama(cfg, need("rope.freq_base", 10000.0, float), need("attention.layer_norm_rms_epsilon", 1e-5, float),
-                     need("context_length", 2048), file=f)
+                     need("context_length", 2048), rope_factors(f, head_dim), file=f)
+
+
+def rope_factors(f: GGUFFile, head_dim: int) -> tuple[float, ...] | None:
+    """What divides each pair's RoPE frequency θ_i, [head_dim/2], or None when nothing does; FileError for a
+    scaling llama.forward does not do (YaRN, LongRoPE).
+
+    Two scalings reach a Llama GGUF, and llama.cpp runs both as θ_i -> θ_i / factor (ggml's rope_yarn with its
+    extrapolation off): Llama 3.1 and 3.2 ship a tensor rope_freqs.weight, one factor per pair, which
+    convert_hf_to_gguf.py computes as Hugging Face's "llama3" rope_type does (1 for the fast pairs, whose
+    wavelength is under 2,048 positions; `factor`, 32 or 8, for the slow ones, past 8,192; a smooth blend
+    between); a linear scaling (older long-context fine-tunes) divides every θ_i by rope.scaling.factor, which
+    is dividing the positions by it. llama.cpp reads that factor whenever the type is linear or not given."""
+    meta, key = f.metadata, f"{ARCH}.rope.scaling"
+    kind = meta.get(f"{key}.type", "linear")
+    if kind not in ("none", "linear"):
+        raise FileError(f"{f.path} scales RoPE by {kind}, which the tour's forward does not do (it does Llama 3.1's "
+                        "rope_freqs and linear scaling)", f"{f.path} 用 {kind} 方式缩放 RoPE，导览的前向计算不支持"
+                        "（支持 Llama 3.1 的 rope_freqs 和线性缩放）")
+    linear = 1.0
+    if kind == "linear":  # 0 or absent: no scaling, as llama.cpp reads it
+        linear = float(meta.get(f"{key}.factor") or meta.get(f"{ARCH}.rope.scale_linear") or 1.0)
+    freqs = f.tensors.get("rope_freqs.weight")
+    if freqs is not None and freqs.shape != (head_dim // 2,):
+        raise FileError(f"{f.path}: tensor rope_freqs.weight is {list(freqs.shape)}; RoPE turns {head_dim // 2} "
+                        "pairs", f"{f.path}：张量 rope_freqs.weight 的形状是 {list(freqs.shape)}；RoPE 转 "
+                        f"{head_dim // 2} 对")
+    if freqs is None and linear == 1.0:
+        return None
+    factors = f.array("rope_freqs.weight") if freqs is not None else np.ones(head_dim // 2, np.float32)
+    return tuple(float(x) * linear for x in factors)
 
 
 def expected_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
@@ -249,7 +274,7 @@ def load(path, available: int | None = None, read=weights) -> RealLlama:
     check_memory(f, available)
     w = read(f, model.cfg)
     f.close()  # every tensor is copied out: the metadata stays, the file's pages go
-    return RealLlama(model.cfg, model.rope_base, model.rms_eps, model.context, w, f)
+    return RealLlama(model.cfg, model.rope_base, model.rms_eps, model.context, model.rope_factors, w, f)
 
 
 def param_counts(f: GGUFFile) -> dict[str, int]:

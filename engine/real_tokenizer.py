@@ -1,9 +1,10 @@
-"""The tokenizer of a real model: GPT-2's byte-level BPE, built from a GGUF file's metadata.
+"""The tokenizer of a real model, built from a GGUF file's metadata: GPT-2's byte-level BPE (SmolLM, Llama 3), or
+SentencePiece's BPE (Llama 2, TinyLlama, Mistral), at the end of this module.
 
 engine/bpe.py learns its merges from the tour's own prose; a real model ships them. A GGUF file holds
     tokenizer.ggml.tokens      the vocabulary, id -> token, written in GPT-2's byte alphabet ("Ġthe" is b" the")
     tokenizer.ggml.merges      the merges in the order they were learned: "Ġ t", "Ġt he", ...
-    tokenizer.ggml.token_type  1 normal, 3 control (<|im_start|>, <|endoftext|>), 4 user-defined; others unused
+    tokenizer.ggml.token_type  1 normal, 2 unknown, 3 control (<|im_start|>, <|endoftext|>), 4 user-defined, 6 byte
     tokenizer.ggml.pre         the pre-tokenizer: the rule that cuts text into chunks no merge crosses
     tokenizer.ggml.bos_token_id, eos_token_id, add_bos_token
 
@@ -19,10 +20,16 @@ without an unknown token (SmolLM2 lacks 21: 0x04, 0x06, 0x13, 0x14, 0x16, 0x1d a
 UTF-8 or only in unassigned planes; llama.cpp stops with an error there).
 
 The pre-tokenizers, from llama.cpp's llm_tokenizer_bpe (each regex runs on the pieces the one before left):
-    gpt2    's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+
+    gpt2, gpt-2 (llama.cpp's name)  's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+
     smollm  \\p{N}, then the gpt2 regex on each stretch between digits: every digit is a chunk of its own, and a
             space before a digit is a chunk too ("a 12" -> "a", " ", "1", "2"). SmolLM2's tokenizer.json says
             the same: Sequence[Digits(individual_digits=True), ByteLevel(use_regex=True)].
+    llama-bpe (and llama.cpp's other names for it: llama3, llama-v3, falcon3), Llama 3's:
+            (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*
+            |\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+
+            contractions in either case, a word takes the one non-letter before it ("(x" and " x" alike), numbers
+            in runs of at most three digits, newlines stay with what ends a line. And a chunk that is a token of
+            its own is that token, unmerged (ignore_merges in Hugging Face's tokenizer.json; llama.cpp too).
 (llama.cpp leaves out the last \\s+, keeping unmatched text as a piece of its own: the same chunks.)
 
 Python's `re` has no \\p{L} or \\p{N}. So each character is first replaced by an ASCII stand-in for its class
@@ -40,12 +47,16 @@ from functools import lru_cache
 from . import bpe
 from .errors import EngineError
 
-NORMAL, CONTROL, USER_DEFINED = 1, 3, 4  # tokenizer.ggml.token_type values
-DIGITS_FIRST = {"gpt2": False, "smollm": True}  # pre-tokenizer -> whether each digit is cut out before GPT-2's regex
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, BYTE = 1, 2, 3, 4, 6  # tokenizer.ggml.token_type values (5: unused)
 WHITE_SPACE = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                         "\u200a\u2028\u2029\u202f\u205f\u3000")  # Unicode's White_Space property, all 25
 # GPT-2's regex over the stand-ins: a letter is a, a number 0, other whitespace \t, anything else !; ASCII is itself
 GPT2_SPLIT = re.compile(r"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+", re.ASCII)
+LLAMA3_SPLIT = re.compile(r"'(?i:[st]|re|ve|m|ll|d)|[^\r\nA-Za-z0-9]?[A-Za-z]+|[0-9]{1,3}| ?[^\sA-Za-z0-9]+[\r\n]*"
+                          r"|\s*[\r\n]+|\s+(?!\S)|\s+", re.ASCII)
+# pre-tokenizer -> (its regex, whether each digit is cut out first, whether a chunk that is a token stays whole)
+PRE = {"gpt2": (GPT2_SPLIT, False, False), "gpt-2": (GPT2_SPLIT, False, False), "smollm": (GPT2_SPLIT, True, False),
+       **dict.fromkeys(("llama-bpe", "llama3", "llama-v3", "falcon3"), (LLAMA3_SPLIT, False, True))}
 DIGIT = re.compile("[0-9]")
 SPACE_MARK = "␣"  # how piece() shows a space: U+2423, East Asian width N, one cell on every terminal
 
@@ -76,15 +87,16 @@ def stand_in(ch: str) -> str:
     return "a" if kind == "L" else "0" if kind == "N" else "!"
 
 
-def pre_tokenize(text: str, digits_first: bool = True) -> list[str]:  # str -> [n_chunk] str
-    """The chunks no merge crosses; joined, they are the text again. digits_first: smollm's rule, else gpt2's."""
+def pre_tokenize(text: str, pre: str = "smollm") -> list[str]:  # str -> [n_chunk] str
+    """The chunks no merge crosses, by the pre-tokenizer named (PRE); joined, they are the text again."""
+    split, digits_first, _ = PRE[pre]
     classes = "".join(map(stand_in, text))
     chunks, start = [], 0
     for d in (m.start() for m in DIGIT.finditer(classes)) if digits_first else ():
-        chunks += [text[m.start():m.end()] for m in GPT2_SPLIT.finditer(classes, start, d)]  # d: as if text ended
+        chunks += [text[m.start():m.end()] for m in split.finditer(classes, start, d)]  # d: as if text ended
         chunks.append(text[d])
         start = d + 1
-    chunks += [text[m.start():m.end()] for m in GPT2_SPLIT.finditer(classes, start)]
+    chunks += [text[m.start():m.end()] for m in split.finditer(classes, start)]
     return chunks
 
 
@@ -116,36 +128,47 @@ class Tokenizer:
 
     def __init__(self, tokens: list[str], merges: list[str], types: list[int], pre: str = "gpt2",
                  bos_id: int | None = None, eos_id: int | None = None, add_bos: bool = False):
-        if pre not in DIGITS_FIRST:
-            names = ", ".join(DIGITS_FIRST)
+        if pre not in PRE:
+            names = ", ".join(PRE)
             raise EngineError(f"this model's pre-tokenizer {pre!r} is not supported; supported: {names}",
                               f"不支持这个模型的预分词规则 {pre!r}；支持：{names}")
-        if len(types) != len(tokens):
-            raise _malformed(f"{len(tokens)} tokens but {len(types)} token types")
-        self.tokens, self.types, self.pre, self.digits_first = tokens, types, pre, DIGITS_FIRST[pre]
-        self.bos_id, self.eos_id, self.add_bos = bos_id, eos_id, add_bos
-        self.ids = {t: i for i, t in enumerate(tokens)}
+        self._take_vocab(tokens, types, bos_id, eos_id, add_bos)
+        self.pre, self.whole = pre, PRE[pre][2]
         self.rank = {m: i for i, m in enumerate(merges)}  # "Ġ t" -> 0: the merge learned first ranks first
         for m in merges:
             a, _, b = m.partition(" ")
             if not a or not b or a + b not in self.ids:
                 raise _malformed(f"the merge {m!r} does not make a token of the vocabulary")
-        self.user = _alternation(t for t, kind in zip(tokens, types) if kind == USER_DEFINED)
-        self.special = _alternation(t for t, kind in zip(tokens, types) if kind in (CONTROL, USER_DEFINED))
         self._chunk_ids: dict[str, list[int]] = {}
+
+    def _take_vocab(self, tokens, types, bos_id, eos_id, add_bos) -> None:
+        if len(types) != len(tokens):
+            raise _malformed(f"{len(tokens)} tokens but {len(types)} token types")
+        self.tokens, self.types, self.bos_id, self.eos_id, self.add_bos = tokens, types, bos_id, eos_id, add_bos
+        self.ids = {t: i for i, t in enumerate(tokens)}
+        self.user = _alternation(t for t, kind in zip(tokens, types) if kind == USER_DEFINED)
+        self.special = _alternation(t for t, kind in zip(tokens, types) if kind in (UNKNOWN, CONTROL, USER_DEFINED))
 
     @classmethod
     def from_metadata(cls, meta: Mapping[str, object]) -> "Tokenizer":
-        """From a GGUF file's metadata, key -> value (arrays as lists); refuses a tokenizer that is not GPT-2's."""
-        model = meta.get("tokenizer.ggml.model")
-        if model != "gpt2":
-            raise EngineError(f"this model's tokenizer {model!r} is not supported; supported: 'gpt2' (byte-level BPE)",
-                              f"不支持这个模型的分词器 {model!r}；支持：'gpt2'（字节级 BPE）")
+        """From a GGUF file's metadata, key -> value (arrays as lists): byte-level BPE for tokenizer.ggml.model
+        "gpt2", SentencePiece for "llama"; EngineError, in one line, for any other."""
+        model, key = meta.get("tokenizer.ggml.model"), "tokenizer.ggml."
+        if model not in ("gpt2", "llama"):
+            raise EngineError(f"this model's tokenizer {model!r} is not supported; supported: 'gpt2' (byte-level BPE) "
+                              "and 'llama' (SentencePiece BPE)",
+                              f"不支持这个模型的分词器 {model!r}；支持：'gpt2'（字节级 BPE）和 "
+                              "'llama'（SentencePiece BPE）")
         try:
-            return cls(list(meta["tokenizer.ggml.tokens"]), list(meta["tokenizer.ggml.merges"]),
-                       list(meta["tokenizer.ggml.token_type"]), str(meta.get("tokenizer.ggml.pre", "gpt2")),
-                       meta.get("tokenizer.ggml.bos_token_id"), meta.get("tokenizer.ggml.eos_token_id"),
-                       bool(meta.get("tokenizer.ggml.add_bos_token", False)))
+            tokens, types = list(meta[key + "tokens"]), list(meta[key + "token_type"])
+            bos, eos = meta.get(key + "bos_token_id"), meta.get(key + "eos_token_id")
+            add_bos = meta.get(key + "add_bos_token")
+            if model == "llama":  # llama.cpp's defaults: BOS and the space prefix, unless the file says otherwise
+                return SentencePiece(tokens, list(meta[key + "scores"]), types, bos, eos, add_bos in (None, True),
+                                     bool(meta.get(key + "add_space_prefix", True)), meta.get(key + "unknown_token_id"))
+            pre = str(meta.get(key + "pre", "gpt2"))
+            return cls(tokens, list(meta[key + "merges"]), types, pre, bos, eos,
+                       bool(add_bos) if add_bos is not None else pre in PRE and PRE[pre][2])  # Llama 3's: BOS
         except KeyError as e:
             raise _malformed(f"no {e.args[0]} in the file") from None
 
@@ -156,17 +179,20 @@ class Tokenizer:
         for k, piece in enumerate(pattern.split(text) if pattern else [text]):
             if k % 2:  # split() puts each match at the odd places
                 ids.append(self.ids[piece])
-                continue
-            for chunk in pre_tokenize(piece, self.digits_first):
-                ids += self._encode_chunk(chunk)
+            elif piece:
+                ids += self._encode_text(piece)
         return ids
+
+    def _encode_text(self, text: str) -> list[int]:  # text between special tokens -> [n] ids
+        return [i for chunk in pre_tokenize(text, self.pre) for i in self._encode_chunk(chunk)]
 
     def _encode_chunk(self, chunk: str) -> list[int]:  # str -> [n_part] ids
         if chunk not in self._chunk_ids:
             if len(self._chunk_ids) >= 50_000:  # a learner's prompts repeat words; a pasted book should not grow this
                 self._chunk_ids.clear()
             word = "".join(c for c in map(BYTE_CHAR.__getitem__, chunk.encode("utf-8")) if c in self.ids)
-            self._chunk_ids[chunk] = [self.ids[p] for p in bpe_merge(word, self.rank)]
+            parts = [word] if self.whole and word in self.ids else bpe_merge(word, self.rank)
+            self._chunk_ids[chunk] = [self.ids[p] for p in parts]
         return self._chunk_ids[chunk]
 
     def token_bytes(self, i: int) -> bytes:
@@ -184,6 +210,64 @@ class Tokenizer:
         """Token i as a table cell (bpe.shown): ASCII and wide characters as themselves, a space as ␣, anything
         else, from a control character to a byte of a split character, as its bytes in hex: "<e4>"."""
         return bpe.shown(self.token_bytes(i)).replace(" ", SPACE_MARK)
+
+
+# --- SentencePiece ---------------------------------------------------------------------------------------------
+
+def sp_merge(text: str, score: Mapping[str, float]) -> list[str]:  # text, "▁" for spaces -> [n_part] pieces
+    """SentencePiece's BPE: start from the characters; merge the adjacent pair that makes the piece of highest
+    score (the leftmost on a tie), again and again, until no pair makes a piece of the vocabulary."""
+    parts = list(text)
+    while len(parts) > 1:
+        scores = [score.get(a + b) for a, b in zip(parts, parts[1:])]
+        best = max((s for s in scores if s is not None), default=None)
+        if best is None:
+            return parts
+        i = scores.index(best)
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+    return parts
+
+
+class SentencePiece(Tokenizer):
+    """SentencePiece's BPE, as a GGUF file of tokenizer.ggml.model "llama" keeps it (Llama 2, TinyLlama, Mistral).
+
+    No merges are stored: each piece has a score (tokenizer.ggml.scores, its log-probability in training), and the
+    pair whose piece scores highest merges first. No pre-tokenizer either: a space is the piece "▁" (U+2581) and
+    merges like any character, so "▁the" is a token. As llama.cpp and Hugging Face's Llama tokenizer do:
+     1. special tokens are cut out whole first, as for byte-level BPE;
+     2. each stretch between them gets a space in front (add_space_prefix) and its spaces become "▁";
+     3. sp_merge, from single characters;
+     4. a piece that is no token, a character the vocabulary lacks, is written as its UTF-8 bytes, each the
+        token "<0xXX>" (byte fallback; the unknown token where even that is missing).
+    BOS comes first unless the file says not (tokenizer.ggml.add_bos_token). Decoding keeps the space in front."""
+
+    def __init__(self, tokens: list[str], scores: list[float], types: list[int], bos_id: int | None = None,
+                 eos_id: int | None = None, add_bos: bool = True, add_space_prefix: bool = True,
+                 unk_id: int | None = None):
+        self._take_vocab(tokens, types, bos_id, eos_id, add_bos)
+        if len(scores) != len(tokens):
+            raise _malformed(f"{len(tokens)} tokens but {len(scores)} scores")
+        self.pre, self.add_space_prefix, self.rank = "sentencepiece", add_space_prefix, {}
+        self.score = {t: float(s) for t, s, kind in zip(tokens, scores, types) if kind in (NORMAL, USER_DEFINED)}
+        self.byte_ids = [self.ids.get(f"<0x{b:02X}>", unk_id) for b in range(256)]
+
+    def _encode_text(self, text: str) -> list[int]:  # text between special tokens -> [n] ids
+        text = ("▁" if self.add_space_prefix else "") + text.replace(" ", "▁")
+        ids = []
+        for part in sp_merge(text, self.score):
+            if part in self.score:
+                ids.append(self.ids[part])
+            else:  # byte fallback
+                ids += [self.byte_ids[b] for b in part.encode("utf-8") if self.byte_ids[b] is not None]
+        return ids
+
+    def token_bytes(self, i: int) -> bytes:
+        """The bytes token i stands for: a byte token's byte, a piece's text with "▁" as a space, a special
+        token's text."""
+        token = self.tokens[i]
+        if self.types[i] == BYTE and re.fullmatch("<0x[0-9A-Fa-f]{2}>", token):
+            return bytes([int(token[3:5], 16)])
+        return (token.replace("▁", " ") if self.types[i] == NORMAL else token).encode("utf-8")
 
 
 def _alternation(words) -> re.Pattern | None:

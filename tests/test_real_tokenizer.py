@@ -2,7 +2,9 @@
 worked by hand, then SmolLM2-135M-Instruct's against ids computed by Hugging Face's `tokenizers`
 (tests/fixtures/make_smollm2_reference.py), and every token of it drawn safely in a table."""
 
+import hashlib
 import json
+import lzma
 import unicodedata
 from pathlib import Path
 
@@ -10,10 +12,18 @@ import pytest
 from rich.cells import cell_len
 
 from bench.smollm import smollm_path
-from engine import bpe
+from engine import bpe, real_tokenizer as rt
 from engine.errors import EngineError
 from engine.gguf_file import GGUFFile
-from engine.real_tokenizer import BYTE_CHAR, CONTROL, USER_DEFINED, Tokenizer, byte_alphabet, pre_tokenize
+from engine.real_tokenizer import (
+    BYTE_CHAR,
+    CONTROL,
+    USER_DEFINED,
+    SentencePiece,
+    Tokenizer,
+    byte_alphabet,
+    pre_tokenize,
+)
 from tui import model_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -43,7 +53,7 @@ def test_the_byte_alphabet_is_gpt2s():
 
 def test_smollm_cuts_every_digit_apart_and_gpt2_keeps_runs():
     assert pre_tokenize("In 2024, 3.14") == ["In", " ", "2", "0", "2", "4", ",", " ", "3", ".", "1", "4"]
-    assert pre_tokenize("In 2024, 3.14", digits_first=False) == ["In", " 2024", ",", " 3", ".", "14"]
+    assert pre_tokenize("In 2024, 3.14", "gpt2") == ["In", " 2024", ",", " 3", ".", "14"]
     assert pre_tokenize("x½²٣y") == ["x", "½", "²", "٣", "y"]  # every number of Unicode (N*), not only 0-9
 
 
@@ -109,14 +119,19 @@ def test_decoding_gives_the_text_back(text):
     assert tok.decode(tok.encode(text)) == text
 
 
-def test_an_unknown_pre_tokenizer_or_a_merge_without_its_token_is_refused_in_both_languages():
+def test_an_unknown_tokenizer_pre_tokenizer_or_a_merge_without_its_token_is_refused_in_one_line_of_each_language():
     with pytest.raises(EngineError) as e:
-        tiny(pre="llama-bpe")
-    assert "llama-bpe" in e.value.en and "llama-bpe" in e.value.zh and "smollm" in e.value.en
+        tiny(pre="qwen2")
+    assert "qwen2" in e.value.en and "qwen2" in e.value.zh and "smollm" in e.value.en and "llama-bpe" in e.value.en
     with pytest.raises(EngineError, match="'a b'"):
         Tokenizer(list(BYTE_CHAR), ["a b"], [1] * 256)
-    with pytest.raises(EngineError, match="'llama'"):
-        Tokenizer.from_metadata({"tokenizer.ggml.model": "llama"})
+    with pytest.raises(EngineError) as e:
+        Tokenizer.from_metadata({"tokenizer.ggml.model": "bert"})
+    assert "'bert'" in e.value.en and "'bert'" in e.value.zh and "'llama'" in e.value.en
+    assert "\n" not in e.value.en + e.value.zh
+    with pytest.raises(EngineError, match="no tokenizer.ggml.scores"):
+        Tokenizer.from_metadata({"tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": ["a"],
+                                 "tokenizer.ggml.token_type": [1]})
 
 
 # --- a piece as a table shows it -----------------------------------------------------------------
@@ -202,3 +217,98 @@ def test_every_piece_of_smollm2_is_safe_and_as_wide_as_tables_count(smollm):
     wrong = [p for p in pieces if cell_len(p) != sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in p)]
     assert not wrong
     assert "<1b>" in pieces and "␣the" in pieces  # ESC itself is in the vocabulary, and shown escaped
+
+
+# --- Llama 3's pre-tokenizer and Llama 2's SentencePiece ------------------------------------------------------
+
+@pytest.mark.parametrize("text, chunks", [
+    ("I'M don't THEY'RE", ["I", "'M", " don", "'t", " THEY", "'RE"]),  # contractions in either case
+    ("(hello) x", ["(hello", ")", " x"]),  # a word takes one non-letter before it, not only a space
+    ("1234567 12", ["123", "456", "7", " ", "12"]),  # numbers in threes, and no space before them
+    ("a  b\n\n  c", ["a", " ", " b", "\n\n", " ", " c"]),  # \s+(?!\S) leaves the last space to the word
+    ("x;\n\ny", ["x", ";\n\n", "y"]),  # punctuation keeps the newlines that end its line
+    ("法国的首都是。", ["法国的首都是", "。"]),
+])
+def test_llama3s_pre_tokenizer(text, chunks):
+    assert pre_tokenize(text, "llama-bpe") == chunks
+
+
+def test_llama3_takes_a_chunk_that_is_a_token_whole_before_any_merge():
+    """ignore_merges: "abc" is a token, but no merge makes it from "ab" and "c"; byte-level BPE alone would stop."""
+    tokens = list(BYTE_CHAR) + ["ab", "abc"]
+    merges = ["a b"]
+    llama3 = Tokenizer(tokens, merges, [1] * len(tokens), "llama-bpe")
+    gpt2 = Tokenizer(tokens, merges, [1] * len(tokens), "gpt2")
+    assert parts(llama3, llama3.encode("abc")) == ["abc"] and parts(gpt2, gpt2.encode("abc")) == ["ab", "c"]
+
+
+def spm(pieces, scores, **kw):
+    """A SentencePiece vocabulary: <unk>, <s>, </s>, the 256 byte tokens, then pieces with their scores."""
+    tokens = ["<unk>", "<s>", "</s>", *(f"<0x{b:02X}>" for b in range(256)), *pieces]
+    types = [rt.UNKNOWN, CONTROL, CONTROL, *[rt.BYTE] * 256, *[1] * len(pieces)]
+    return SentencePiece(tokens, [0.0] * 259 + list(scores), types, bos_id=1, eos_id=2, **kw)
+
+
+def test_sentencepiece_merges_the_best_scored_pair_first_and_falls_back_to_bytes():
+    tok = spm(["▁", "a", "b", "c", "▁a", "ab", "▁ab", "bc"], [-1, -2, -3, -4, -5, -6, -7, -0.5])
+    assert parts(tok, tok.encode("abc")) == ["<s>", "▁a", "bc"]  # bc (-0.5) before ▁a (-5) before ab (-6)
+    assert parts(tok, tok.encode("ab")) == ["<s>", "▁ab"]
+    assert parts(tok, tok.encode("a é")) == ["<s>", "▁a", "▁", "<0xC3>", "<0xA9>"]  # é is no piece: its bytes
+    assert tok.decode(tok.encode("a é")) == "<s> a é" and tok.piece(tok.ids["▁ab"]) == "␣ab"
+    assert tok.piece(tok.ids["<0x0A>"]) == "<0a>"
+    assert spm(["a"], [0], add_space_prefix=False, add_bos=False).encode("a") == [259]
+    assert parts(tok, tok.encode("<s>a</s>", special=True)) == ["<s>", "<s>", "▁a", "</s>"]  # ▁ after a special
+
+
+VOCABS = FIXTURES / "llama_vocab"
+VOCAB_REFERENCE = json.loads((VOCABS / "tokens.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def llama_vocab(tmp_path_factory):
+    """name -> the tokenizer of llama.cpp's vocabulary-only GGUF file (tests/fixtures/make_llama_vocab_reference.py)."""
+    folder, out = tmp_path_factory.mktemp("vocab"), {}
+    for name in VOCAB_REFERENCE["vocabs"]:
+        path = folder / f"ggml-vocab-{name}.gguf"
+        path.write_bytes(lzma.decompress((VOCABS / f"{path.name}.xz").read_bytes()))
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == VOCAB_REFERENCE["vocabs"][name]["file_sha256"]
+        with GGUFFile(path) as f:
+            out[name] = Tokenizer.from_metadata(f.metadata)
+    return out
+
+
+def test_llama_2_and_3_read_their_files(llama_vocab):
+    llama2, llama3 = llama_vocab["llama-spm"], llama_vocab["llama-bpe"]
+    assert isinstance(llama2, SentencePiece) and (len(llama2.tokens), llama2.bos_id, llama2.add_bos) == (32000, 1, True)
+    assert type(llama3) is Tokenizer and (len(llama3.tokens), len(llama3.rank), llama3.pre) == (128256, 280147,
+                                                                                                "llama-bpe")
+    assert (llama3.bos_id, llama3.add_bos) == (128000, True)  # no add_bos_token in the file: llama.cpp's default
+
+
+@pytest.mark.parametrize("name", ["llama-spm", "llama-bpe"])
+def test_llama_cpps_own_test_texts_give_the_ids_in_its_out_file(llama_vocab, name):
+    """llama.cpp's 47 texts per vocabulary (spaces alone, newlines, tabs, 🦙, Khmer, Cyrillic, digits, code) and the
+    ids the original Hugging Face tokenizer gave, without BOS."""
+    tok = llama_vocab[name]
+    texts = (VOCABS / f"ggml-vocab-{name}.gguf.inp").read_text(encoding="utf-8").split("\n__ggml_vocab_test__\n")
+    want = (VOCABS / f"ggml-vocab-{name}.gguf.out").read_text(encoding="utf-8").split("\n")
+    assert len(texts) == 47
+    got = [tok.encode(text)[1:] for text in texts]  # BOS first: left out, as there
+    assert got == [[int(i) for i in line.split()] for line in want[:len(texts)]]
+
+
+@pytest.mark.parametrize("key", VOCAB_REFERENCE["vocabs"]["llama-spm"]["cases"])
+def test_llama_2s_ids_equal_sentencepieces(llama_vocab, key):
+    case = VOCAB_REFERENCE["vocabs"]["llama-spm"]["cases"][key]
+    ids = llama_vocab["llama-spm"].encode(case["text"], special=case["special"])
+    assert ids == case["sentencepiece"]
+    if not case["special"]:
+        assert llama_vocab["llama-spm"].decode(ids[1:]) == " " + case["text"]  # the space in front stays
+
+
+@pytest.mark.parametrize("key", VOCAB_REFERENCE["vocabs"]["llama-bpe"]["cases"])
+def test_llama_3s_ids_equal_transformers_after_the_bos(llama_vocab, key):
+    case, tok = VOCAB_REFERENCE["vocabs"]["llama-bpe"]["cases"][key], llama_vocab["llama-bpe"]
+    ids = tok.encode(case["text"], special=case["special"])
+    assert ids[0] == tok.bos_id and ids[1:] == case["transformers_gguf"]
+    assert tok.decode(ids[1:]) == case["text"]
