@@ -50,6 +50,11 @@ class Asking:
         self.redraw()
         return True
 
+    def _ask_posed(self) -> None:
+        """The slow view a question waited on is computed: press its key again, which asks it now."""
+        key, self._posing, self._note = self._posing, None, None
+        self.action_experiment(key)
+
     def on_key(self, event) -> None:
         """While a question waits, its keys answer it: a letter, or a number typed and Enter; Esc skips it.
         n, p, l, ? and q keep their meaning; every other key is held back."""

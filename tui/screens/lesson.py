@@ -302,8 +302,7 @@ class LessonScreen(Asking, Editing, Screen):
         if refused is not None:
             self.tour.refused[_key(view_id, settings)] = refused
         if self._posing is not None:  # a question waited for this: asked now (or, if it was the step's own, next)
-            key, self._posing, self._note = self._posing, None, None
-            self.action_experiment(key)
+            self._ask_posed()
         elif self._pressed is not None and not self.tour.pending():
             x, before, was = self._pressed
             self._pressed = None
@@ -350,8 +349,7 @@ class LessonScreen(Asking, Editing, Screen):
             self._refused(err)
 
     def _experiment(self, key: str) -> None:
-        tour, lang = self.tour, self.tour.lang
-        self._posing = None  # another key while a question waited on its thread: that question waits for its key
+        tour, lang, self._posing = self.tour, self.tour.lang, None  # a question waiting on its thread is dropped
         x = tour.experiment(key)
         if x is None:
             self.say(tail=t("no_key", lang, key=key))
