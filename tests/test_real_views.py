@@ -62,25 +62,37 @@ def test_digits_one_by_one_and_chinese_as_bytes():
     assert [row[2] for row in result.tables[0].rows] == ["In", "␣", "2", "0", "2", "4"]
     f, result = facts("real-tokens", prompt="法国")
     assert f["byte_pieces"] >= 1 and f["n_bytes"] == 6
+    assert f["digits_alone"] is True and f["digit_tokens"] == 7 and f["zh_in_bytes"] is True and f["bos"] is False
+    f, _ = facts("real-tokens", prompt="<|im_start|> hi")  # typed, a special token's text is text, not bytes
+    assert f["byte_pieces"] == 0
 
 
 def test_the_attention_sink_and_a_previous_token_head():
     f, result = facts("real-attention", layer=16, head=0)
     assert f["sink_share"] > 0.5 and f["heads_counted"] == 28 * 9  # most heads from layer 3 on lean on token 0
-    assert f["previous_best_weight"] > 0.6
+    assert f["previous_best_weight"] > 0.6 and (f["previous_layer"], f["previous_head"]) == (17, 0)
+    last, result_last = facts("real-attention", layer=-1, head=0)  # counted from the end: the 30th
+    assert result_last.params["layer"] == 30 and last == facts("real-attention", layer=30, head=0)[0]
+    with pytest.raises(engine.errors.ParamError, match="layer must be 1 to 30"):
+        facts("real-attention", layer=0)
     assert f["group"] == 3 and f["kv_head"] == 0
     assert [row[1] for row in result.tables[1].rows] == [0, 0, 0, 1, 1, 1, 2, 2, 2]  # the heads sharing each K/V
 
 
 def test_the_massive_activation_at_position_0():
-    f, _ = facts("real-stream")
+    f, result = facts("real-stream")
     assert f["first_max"] > 10_000 and f["ratio"] > 10 and 8 <= f["jump_layer"] <= 14
+    jump, every = result.tables  # the rows the step shows, picked by the engine, and every layer's (t)
+    assert len(every.rows) == 31 and set(jump.rows) <= set(every.rows)
+    shown = [row[0] for row in jump.rows]  # the prose's numbers are in the rows shown: the jump, the largest norm
+    assert f["jump_layer"] in shown and max(row[1] for row in jump.rows) == max(row[1] for row in every.rows)
 
 
 def test_the_lens_finds_the_answer_only_at_the_last_layers():
     f, result = facts("real-lens")
     assert f["final"] == "␣Paris" and f["layers"] == 30 and f["first_layer"] >= 20
-    assert result.tables[0].rows[-1][1] == "␣Paris"
+    rise, every = result.tables
+    assert every.rows[-1][1] == "␣Paris" and f["first_layer"] in [row[0] for row in rise.rows]
 
 
 def test_generation_is_seeded_and_greedy_repeats_itself():

@@ -9,6 +9,7 @@ it once.
 
 import functools
 import math
+import os
 import time
 import unicodedata
 from collections import OrderedDict
@@ -17,6 +18,7 @@ import numpy as np
 
 from .. import ops, sampling
 from ..errors import ParamError
+from ..real_tokenizer import SPACE_MARK
 from .core import Column, Fact, Param, Result, Table, Tr, View, lazy_source, register
 
 PROMPT = "The capital of France is"
@@ -25,6 +27,7 @@ KEPT = 2  # prompts whose forward pass is kept
 TOP = 20  # tokens real-next lists
 SINK = 0.5  # a head whose queries put more than this on token 0, on average, is a sink head
 TOKENS_SHOWN = 8  # tokens real-tokens lists, from the first
+PIECE = 20  # cells a token's piece takes at most in a table or the prose
 SHOWN = 10  # positions a map or the stream's table shows, from the first: each column holds a token's piece
 
 _STATE = {"path": None, "model": None, "tokenizer": None, "runs": OrderedDict(), "written": OrderedDict()}
@@ -69,17 +72,28 @@ def run(prompt: str):  # -> ids, logits [T, V], keep (residual, attn, x_out)
     return runs[prompt]
 
 
-def short(piece: str, cells: int = 6) -> str:
-    """A piece cut to `cells` cells for a column's head, "." ending one that was cut (a wide character takes two)."""
+def cut(text: str, cells: int, end: str = ".") -> str:
+    """text cut to `cells` terminal cells, `end` ending a cut (a wide character takes two)."""
     width = lambda ch: 2 if unicodedata.east_asian_width(ch) in "WF" else 1  # noqa: E731
-    if sum(map(width, piece)) <= cells:
-        return piece
+    if sum(map(width, text)) <= cells:
+        return text
     out, used = "", 0
-    for ch in piece:
-        if used + width(ch) > cells - 1:
+    for ch in text:
+        if used + width(ch) > cells - len(end):
             break
         out, used = out + ch, used + width(ch)
-    return out + "."
+    return out + end
+
+
+def short(piece: str, cells: int = 6) -> str:
+    """A piece cut to `cells` cells for a column's head, "." ending one that was cut."""
+    return cut(piece, cells)
+
+
+def cell(tokenizer, i: int) -> str:
+    """Token i for a table cell or the prose: its piece, cut to PIECE cells ("." ending a cut), so that a token
+    of many bytes ("<e0><b8><a3>...") never breaks a table's line."""
+    return short(tokenizer.piece(i), PIECE)
 
 
 def first_of(n: int) -> Tr | None:
@@ -91,6 +105,14 @@ def first_of(n: int) -> Tr | None:
 
 def col(key, en, zh, fmt="text"):
     return Column(key, Tr(en, zh), fmt)
+
+
+def file_label(path: str, most: int = 36) -> str:
+    """A model file's name for the prose: its base name without .gguf, printable characters only (a file name
+    is the learner's, and may hold anything), cut to `most` characters."""
+    name = os.path.basename(path).removesuffix(".gguf")
+    name = "".join(ch for ch in name if ch.isprintable())
+    return name if len(name) <= most else name[:most - 3] + "..."
 
 
 # --- real-params ----------------------------------------------------------------------------------------------
@@ -118,7 +140,8 @@ def _real_params():
         Table("tensors", Tr("Every tensor in the file", "文件里的每个张量"),
               (col("name", "tensor", "张量"), col("shape", "shape", "形状"), col("type", "stored as", "存储格式"),
                col("params", "parameters", "参数", ",")), tensors),
-    ), (Fact("params_tensors", Tr("parameters, counted tensor by tensor", "逐个张量数出的参数"), total, ","),
+    ), (Fact("model", Tr("the model's file", "模型文件"), file_label(model.file.path)),
+        Fact("params_tensors", Tr("parameters, counted tensor by tensor", "逐个张量数出的参数"), total, ","),
         Fact("params_formula", Tr("parameters by the params lesson's formula", "参数课公式给出的参数"), formula, ","),
         Fact("params_equal", Tr("the two counts agree", "两种数法一致"), total == formula),
         Fact("n_tensors", Tr("tensors in the file", "文件里的张量"), len(tensors), "d"),
@@ -141,11 +164,12 @@ def _real_tokens(prompt):
     _, tokenizer = model_and_tokenizer()
     ids = encode(prompt)
     n_bytes = len(prompt.encode("utf-8"))
-    split = sum(1 for piece in map(tokenizer.piece, ids) if "<" in piece and ">" in piece)
+    split = sum(1 for i in ids if in_bytes(tokenizer, i))
+    bos = tokenizer.add_bos and tokenizer.bos_id is not None
     return Result("real-tokens", dict(prompt=prompt), (
         Table("tokens", Tr("The prompt as the model reads it", "模型读到的提示"),
               (col("n", "#", "#", "d"), col("id", "id", "id", "d"), col("piece", "piece", "片段")),
-              tuple((i + 1, int(t), tokenizer.piece(t)) for i, t in enumerate(ids[:TOKENS_SHOWN])),
+              tuple((i + 1, int(t), cell(tokenizer, t)) for i, t in enumerate(ids[:TOKENS_SHOWN])),
               note=Tr("␣ is a space; <e4> a byte, not a whole character"
                       + (f"; the first {TOKENS_SHOWN} of {len(ids)}" if len(ids) > TOKENS_SHOWN else ""),
                       "␣ 是空格；<e4> 是一个字节，不是整个字符"
@@ -153,10 +177,35 @@ def _real_tokens(prompt):
     ), (Fact("n_tokens", Tr("tokens", "词元数"), len(ids), "d"),
         Fact("n_chars", Tr("characters", "字符数"), len(prompt), "d"),
         Fact("n_bytes", Tr("UTF-8 bytes", "UTF-8 字节数"), n_bytes, "d"),
-        Fact("bytes_per_token", Tr("bytes per token", "每个词元的字节数"), n_bytes / len(ids), ".2f"),
+        Fact("bytes_per_token", Tr("bytes per token of text", "文字平均每个词元的字节数"),
+             n_bytes / max(len(ids) - bos, 1), ".2f"),
         Fact("byte_pieces", Tr("tokens shown as bytes", "以字节显示的词元"), split, "d"),
         Fact("has_bytes", Tr("some tokens are shown as bytes", "有词元显示为字节"), split > 0),
-        Fact("first_piece", Tr("the first token", "第一个词元"), tokenizer.piece(ids[0]))))
+        Fact("first_piece", Tr("the first token", "第一个词元"), cell(tokenizer, ids[0])),
+        Fact("bos", Tr("a BOS token is put first", "开头加 BOS 词元"), bos),
+        *habits(tokenizer)))
+
+
+DIGITS, CHINESE = "1234567", "法国的首都是"  # what habits() tokenizes
+
+
+def in_bytes(tokenizer, i: int) -> bool:
+    """Whether token i is shown as bytes ("<e4>"): its bytes are not whole printable characters. A special
+    token ("<s>") is text, shown as itself."""
+    return tokenizer.piece(i) != tokenizer.token_bytes(i).decode("utf-8", "replace").replace(" ", SPACE_MARK)
+
+
+def habits(tokenizer) -> tuple[Fact, ...]:
+    """How the model's vocabulary cuts digits and Chinese, whatever the prompt: the lesson's prose says what holds
+    for the model loaded (SmolLM2 cuts every digit and has few Chinese tokens; Llama 3 groups digits by three)."""
+    digits = [i for i in tokenizer.encode(DIGITS) if any(ch.isdigit() for ch in tokenizer.piece(i))]
+    chinese = [i for i in tokenizer.encode(CHINESE) if i != tokenizer.bos_id]
+    split = sum(1 for i in chinese if in_bytes(tokenizer, i))
+    return (Fact("digits_alone", Tr("each digit is a token of its own", "每个数字单独成一个词元"),
+                 all(sum(ch.isdigit() for ch in tokenizer.piece(i)) == 1 for i in digits)),
+            Fact("digit_tokens", Tr(f"tokens for {DIGITS}", f"{DIGITS} 的词元数"), len(digits), "d"),
+            Fact("zh_in_bytes", Tr(f"most of {CHINESE}'s tokens are bytes", f"「{CHINESE}」的词元大多是字节"),
+                 split > len(chinese) / 2))
 
 
 # --- real-next ------------------------------------------------------------------------------------------------
@@ -174,13 +223,13 @@ def _real_next(prompt, temperature, top_k, top_p):
         Table("dist", Tr(f"The {TOP} most likely next tokens", f"最可能的 {TOP} 个下一个词元"),
               (col("token", "token", "词元"), col("id", "id", "id", "d"), col("logit", "logit", "logit", "+.2f"),
                col("p", "p", "p", ".3f")),
-              tuple((tokenizer.piece(t), int(t), float(z[t]), float(p[t])) for t in top),
+              tuple((cell(tokenizer, t), int(t), float(z[t]), float(p[t])) for t in top),
               note=Tr("p: softmax(logit / T), then top-k and top-p, renormalised, as in the sampling lesson",
                       "p：softmax(logit / T)，再 top-k、top-p，重新归一化，与采样课相同")),
-    ), (Fact("top", Tr("most likely next token", "最可能的下一个词元"), tokenizer.piece(order[0])),
+    ), (Fact("top", Tr("most likely next token", "最可能的下一个词元"), cell(tokenizer, order[0])),
         Fact("top_p_raw", Tr("its p at T=1", "它在 T=1 时的 p"), float(p_raw[order[0]]), ".3f"),
         Fact("top_final", Tr("its p after the settings", "按当前设置它的 p"), float(p[order[0]]), ".3f"),
-        Fact("second", Tr("the runner-up", "第二名"), tokenizer.piece(order[1])),
+        Fact("second", Tr("the runner-up", "第二名"), cell(tokenizer, order[1])),
         Fact("second_p", Tr("its p at T=1", "它在 T=1 时的 p"), float(p_raw[order[1]]), ".3f"),
         Fact("left", Tr("tokens left to draw from", "剩下可抽的词元"), int(st["keep"].sum()), ","),
         Fact("n_vocab", Tr("tokens in the vocabulary", "词表大小"), len(z), ","),
@@ -212,9 +261,12 @@ def head_habits(attn):  # [L] of [H, T, T] -> [L, H] on token 0, [L, H] on the p
 def _real_attention(prompt, layer, head):
     model, tokenizer = model_and_tokenizer()
     cfg = model.cfg
-    if layer > cfg.n_layer or head >= cfg.n_head:
-        raise ParamError(f"layer must be 1 to {cfg.n_layer} and head 0 to {cfg.n_head - 1}",
-                         f"layer 必须在 1 到 {cfg.n_layer} 之间，head 在 0 到 {cfg.n_head - 1} 之间")
+    if layer < 0:  # counted from the end, as Python counts: -1 is the last layer, whatever the model's depth
+        layer += cfg.n_layer + 1
+    if not 1 <= layer <= cfg.n_layer or head >= cfg.n_head:
+        raise ParamError(f"layer must be 1 to {cfg.n_layer} (or -1 to -{cfg.n_layer}, from the end) and head 0 to "
+                         f"{cfg.n_head - 1}", f"layer 必须在 1 到 {cfg.n_layer} 之间（或 -1 到 -{cfg.n_layer}，"
+                         f"从最后一层倒数），head 在 0 到 {cfg.n_head - 1} 之间")
     ids, _, keep = run(prompt)
     p = keep["attn"][layer - 1][head][:SHOWN, :SHOWN]  # [T, T], its first SHOWN rows and columns
     labels = tuple(short(tokenizer.piece(t)) for t in ids[:SHOWN])
@@ -246,6 +298,8 @@ def _real_attention(prompt, layer, head):
         Fact("sink_share", Tr("heads from layer 3 on with over half their weight on token 0",
                               "第 3 层起，一半以上权重落在 0 号词元的头"), float(sinks.mean()), "pct"),
         Fact("sink_heads", Tr("how many", "个数"), int(sinks.sum()), "d"),
+        Fact("sinks_most", Tr("most heads from layer 3 on are sink heads", "第 3 层起多数头是汇头"),
+             bool(sinks.mean() > 0.5)),
         Fact("heads_counted", Tr("heads from layer 3 on", "第 3 层起的头"), int(sinks.size), "d"),
         Fact("previous_layer", Tr("the layer of the head most on the previous token", "最看前一个词元的头所在的层"),
              int(best[0]) + 1, "d"),
@@ -263,15 +317,20 @@ def _real_stream(prompt):
     labels = tuple(short(tokenizer.piece(t)) for t in ids[:SHOWN])
     rest = norms[:, 1:].max(1) if norms.shape[1] > 1 else np.zeros(len(norms))
     jump = int(np.argmax(np.diff(norms[:, 0]))) + 1
-    cut = first_of(len(ids))  # the layer after which position 0's norm grows most
+    some = first_of(len(ids))
+    columns = (col("layer", "layer", "层", "d"),) + tuple(Column(f"t{j}", Tr(x, x), ",.0f")
+                                                         for j, x in enumerate(labels))
+    every = tuple((i, *map(float, row[:SHOWN])) for i, row in enumerate(norms))
+    note = Tr("layer 0: the embedding" + (f"; {some.en}" if some else ""),
+              "第 0 层：嵌入" + (f"；{some.zh}" if some else ""))
+    L = len(norms) - 1  # the embedding, then L layers: the rows around the jump, position 0's largest, the ends
+    picked = sorted({0, 1, jump - 1, jump, jump + 1, int(np.argmax(norms[:, 0])), L} & set(range(L + 1)))
     return Result("real-stream", dict(prompt=prompt), (
+        Table("jump", Tr("The residual stream's norm around position 0's jump, at each position",
+                         "0 号位置范数跃升前后，每个位置上残差流的范数"), columns, tuple(every[i] for i in picked),
+              note=note),
         Table("norms", Tr("The residual stream's norm after each layer, at each position",
-                          "每一层之后，每个位置上残差流的范数"),
-              (col("layer", "layer", "层", "d"),) + tuple(Column(f"t{j}", Tr(x, x), ",.0f")
-                                                         for j, x in enumerate(labels)),
-              tuple((i, *map(float, row[:SHOWN])) for i, row in enumerate(norms)),
-              note=Tr("layer 0: the embedding" + (f"; {cut.en}" if cut else ""),
-                      "第 0 层：嵌入" + (f"；{cut.zh}" if cut else ""))),
+                          "每一层之后，每个位置上残差流的范数"), columns, every, note=note),
     ), (Fact("first_max", Tr("position 0's largest norm", "0 号位置的最大范数"), float(norms[:, 0].max()), ",.0f"),
         Fact("rest_max", Tr("the largest norm anywhere else", "其他位置的最大范数"), float(rest.max()), ",.0f"),
         Fact("ratio", Tr("how many times larger", "大了多少倍"), float(norms[:, 0].max() / max(rest.max(), 1e-9)),
@@ -287,21 +346,27 @@ def _real_lens(prompt):
     ids, logits, keep = run(prompt)
     w = model.weights
     final = int(np.argmax(logits[-1]))
-    rows = []
+    rows, tops = [], []
     for i, x in enumerate(keep["residual"][1:], start=1):  # after each layer
         z = ops.rms_norm(x[-1], w["norm_f"], model.rms_eps) @ w["head"]  # [V]: the last position, read early
         p = ops.softmax(z.astype(np.float64))
         top = int(np.argmax(z))
-        rows.append((i, tokenizer.piece(top), float(p[top]), float(p[final])))
-    first = next((i for i, (_, piece, _, _) in enumerate(rows) if piece == tokenizer.piece(final)), None)
-    return Result("real-lens", dict(prompt=prompt), (
-        Table("lens", Tr("The last position read through the final norm and head after each layer",
-                         "每一层之后，把最后一个位置直接送进最终归一化和输出头"),
-              (col("layer", "layer", "层", "d"), col("top", "top token", "排第一的词元"),
+        rows.append((i, cell(tokenizer, top), float(p[top]), float(p[final])))
+        tops.append(top)
+    first = tops.index(final) if final in tops else None
+    L = len(rows)
+    picked = sorted({0, L // 3, 2 * L // 3} | set(range(L - 4, L))  # a third of the way, two thirds, the end
+                    | ({first - 1, first} if first is not None else set()))
+    columns = (col("layer", "layer", "层", "d"), col("top", "top token", "排第一的词元"),
                col("p", "its p", "它的 p", ".3f"),
-               col("final", f"p of {tokenizer.piece(final)}", f"{tokenizer.piece(final)} 的 p", ".3f")),
-              tuple(rows)),
-    ), (Fact("final", Tr("the model's answer", "模型的答案"), tokenizer.piece(final)),
+               col("final", f"p of {cell(tokenizer, final)}", f"{cell(tokenizer, final)} 的 p", ".3f"))
+    return Result("real-lens", dict(prompt=prompt), (
+        Table("rise", Tr("The last position read through the final norm and head, at some layers",
+                         "在几个层之后，把最后一个位置直接送进最终归一化和输出头"), columns,
+              tuple(rows[i] for i in picked if 0 <= i < L)),
+        Table("lens", Tr("The last position read through the final norm and head after each layer",
+                         "每一层之后，把最后一个位置直接送进最终归一化和输出头"), columns, tuple(rows)),
+    ), (Fact("final", Tr("the model's answer", "模型的答案"), cell(tokenizer, final)),
         Fact("first_layer", Tr("the first layer where it is on top", "它第一次排第一的层"),
              None if first is None else rows[first][0], "d"),
         Fact("layers", Tr("layers", "层数"), len(rows), "d"),
@@ -324,10 +389,12 @@ def bandwidth_gbs(n_bytes: int = 1 << 26, repeats: int = 3) -> float:
     return 2 * n_bytes / best / 1e9
 
 
-def one_line(text: str, most: int = 48) -> str:
-    """A text for a line of prose: each line break shown as "/", cut to `most` characters ("..." ending a cut)."""
+def one_line(text: str, most: int = 44) -> str:
+    """A text the model wrote, for a line of prose: each line break shown as "/", any other control or format
+    character as "?", cut to `most` cells ("..." ending a cut; a wide character takes two)."""
     flat = " / ".join(part.strip() for part in text.strip().splitlines() if part.strip())
-    return flat if len(flat) <= most else flat[:most - 3] + "..."
+    flat = "".join("?" if unicodedata.category(ch)[0] == "C" else ch for ch in flat)
+    return cut(flat, most, "...")
 
 
 def generate(model, ids, eos, temperature, top_k, top_p, seed, tokens):  # -> new ids, seconds, cache bytes
@@ -367,7 +434,7 @@ def _real_generate(prompt, temperature, top_k, top_p, seed, tokens):
                                         tokens=tokens), (
         Table("tokens", Tr("The continuation, token by token", "续写，逐个词元"),
               (col("n", "#", "#", "d"), col("id", "id", "id", "d"), col("piece", "piece", "片段")),
-              tuple((i + 1, t, tokenizer.piece(t)) for i, t in enumerate(out))),
+              tuple((i + 1, t, cell(tokenizer, t)) for i, t in enumerate(out))),
         Table("speed", Tr("Decoding speed on this machine", "本机的解码速度"),
               (col("what", "measure", "度量"), col("value", "value", "数值", ",.1f")),
               ((Tr("tokens per second, measured", "实测每秒词元"), rate),
@@ -409,7 +476,8 @@ register(View("real-tokens", Tr("A real model: the prompt's tokens", "真实模�
 register(View("real-next", Tr("A real model: the next token", "真实模型：下一个词元"),
               (_PROMPT, _TEMPERATURE, _TOP_K, _TOP_P), _real_next, _CODE, model=True))
 register(View("real-attention", Tr("A real model: one head's attention", "真实模型：一个头的注意力"),
-              (_PROMPT, Param("layer", "int", 3, Tr("which layer, from 1", "第几层，从 1 起"), 1, 1000),
+              (_PROMPT, Param("layer", "int", 3, Tr("which layer, from 1; -1 is the last",
+                                                    "第几层，从 1 起；-1 是最后一层"), -1000, 1000),
                Param("head", "int", 0, Tr("which query head, from 0", "第几个查询头，从 0 起"), 0, 1000)),
               _real_attention, _CODE, model=True))
 register(View("real-stream", Tr("A real model: the residual stream's size", "真实模型：残差流的大小"), (_PROMPT,),

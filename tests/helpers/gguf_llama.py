@@ -102,3 +102,61 @@ def reference_logits(t, ids, inv_freq=None):  # -> [T, V] float64
         x = x + (gate / (1 + np.exp(-gate)) * up) @ t[p + "ffn_down.weight"].T
     x = np.array([norm(r, t["output_norm.weight"]) for r in x])
     return x @ t.get("output.weight", t["token_embd.weight"]).T
+
+
+def write_llama_with_vocab(path, vocab_path, n_layer: int, *, d=128, n_head=16, n_kv_head=4, d_ff=128, seed=1):
+    """A random Llama at `path` that tokenizes as a real one: every tokenizer.* key of `vocab_path` (one of
+    llama.cpp's vocabulary-only files, tests/fixtures/llama_vocab) and random weights, F16 embedding, F32 else.
+    What lesson 12 must stay true and fit on: another model's depth, heads, BOS, digits and vocabulary. Seed 1:
+    random heads can tie at two decimals, which leaves lesson 12's last question no single answer (check-lessons
+    says so, the app acts unasked); seed 1's do not, under both vocabularies."""
+    from engine.gguf_file import GGUFFile
+
+    with GGUFFile(vocab_path) as f:
+        meta = dict(f.metadata)
+    n_vocab, head_dim = len(meta["tokenizer.ggml.tokens"]), d // n_head
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_block_count(n_layer)
+    writer.add_context_length(2048)
+    writer.add_embedding_length(d)
+    writer.add_feed_forward_length(d_ff)
+    writer.add_head_count(n_head)
+    writer.add_head_count_kv(n_kv_head)
+    writer.add_rope_freq_base(10000.0)
+    writer.add_layer_norm_rms_eps(1e-5)
+    for key, value in meta.items():
+        if not key.startswith("tokenizer."):
+            continue
+        if key == "tokenizer.ggml.tokens":
+            writer.add_token_list(list(value))
+        elif key == "tokenizer.ggml.merges":
+            writer.add_token_merges(list(value))
+        elif key == "tokenizer.ggml.token_type":
+            writer.add_token_types([int(x) for x in value])
+        elif key == "tokenizer.ggml.scores":
+            writer.add_token_scores([float(x) for x in value])
+        elif isinstance(value, bool):
+            writer.add_bool(key, value)
+        elif isinstance(value, str):
+            writer.add_string(key, value)
+        elif isinstance(value, int):
+            writer.add_uint32(key, value)
+    rng = np.random.default_rng(seed)
+
+    def mat(n_out, n_in):
+        return (rng.standard_normal((n_out, n_in)) / math.sqrt(n_in)).astype(np.float32)
+
+    writer.add_tensor("token_embd.weight", rng.standard_normal((n_vocab, d)).astype(np.float16))
+    writer.add_tensor("output_norm.weight", np.ones(d, np.float32))
+    q, kv = n_head * head_dim, n_kv_head * head_dim
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        for name, shape in (("attn_q", (q, d)), ("attn_k", (kv, d)), ("attn_v", (kv, d)), ("attn_output", (d, q)),
+                            ("ffn_gate", (d_ff, d)), ("ffn_up", (d_ff, d)), ("ffn_down", (d, d_ff))):
+            writer.add_tensor(f"{p}{name}.weight", mat(*shape))
+        writer.add_tensor(p + "attn_norm.weight", np.ones(d, np.float32))
+        writer.add_tensor(p + "ffn_norm.weight", np.ones(d, np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
