@@ -16,14 +16,23 @@ def _stats_table(raw: demos.WeightStats, scaled: demos.WeightStats, causal=False
                   (Tr("q.k / sqrt(d)", "q.k / sqrt(d)"), scaled.max_weight, scaled.mean_entropy)), note=note)
 
 
+DRAWS = 1000  # draws of q and k behind the typical size of a score at this d
+
+
 def _attention(d, seed, causal):
     r = demos.attention_demo(d, seed, causal)
     labels = token_labels(3)
     top = int(np.argmax(r.scores[-1]))  # the last token sees every token, with the mask or without
-    facts = (Fact("last_top", Tr("the last token scores highest", "最后一个词元打分最高的是"), labels[top]),
-             Fact("last_top_score", Tr("its score", "它的得分"), float(r.scores[-1, top]), "+.2f"),
-             Fact("last_top_weight", Tr("its weight, scaled", "它的权重（缩放后）"), float(r.weights_scaled[-1, top]),
-                  ".3f"))
+    many = demos.qk_scores(np.random.default_rng([seed, d]), DRAWS, 3, d)  # [DRAWS, 3, 3] scores of fresh q, k
+    facts = (Fact("score_rms", Tr(f"rms of a score over {DRAWS:,} draws", f"{DRAWS:,} 次抽样的打分均方根"),
+                  float(np.sqrt(np.mean(many ** 2))), ".3g"),
+             Fact("sqrt_d", Tr("sqrt(d)", "sqrt(d)"), float(np.sqrt(d)), ".3g"),
+             Fact("draws", Tr("draws behind that rms", "那个均方根背后的抽样次数"), DRAWS, ","),
+             Fact("last_top", Tr("the last token scores highest", "最后一个词元打分最高的是"), labels[top]),
+             Fact("last_top_score", Tr("the last token's highest score", "最后一个词元的最高打分"),
+                  float(r.scores[-1, top]), "+.2f"),
+             Fact("last_top_weight", Tr("the last token's largest weight, scaled", "最后一个词元的最大权重（缩放后）"),
+                  float(r.weights_scaled[-1, top]), ".3f"))
     return Result("attention", dict(d=d, seed=seed, causal=causal), (
         matrix_table("scores", Tr("Scores q.k, before softmax", "得分 q.k（softmax 之前）"), r.scores, labels,
                       fmt="+.2f", heat="signed"),
@@ -76,11 +85,11 @@ def _cat(causal):
         Table("sat", Tr('Where "sat" looks in "The cat sat on"', '「The cat sat on」里「sat」看向哪里'),
               (col("token", "token", "词元"), col("score", "q.k score", "打分 q.k", ".1f"),
                col("weight", "softmax", "softmax", ".3f"),
-               col("illustration", "reference's illustration", "参考资料的示意值", ".2f")), rows,
+               col("illustration", "explainers' figure", "科普文的示意值", ".2f")), rows,
               heat="weights", heat_cols=("weight",),
-              note=Tr("the reference's weights were written by hand to illustrate; the softmax column is "
-                      "computed from the scores" + ("; the causal mask hides \"on\" from \"sat\"" if causal else ""),
-                      "参考资料的权重是为了说明而手写的示意值；softmax 一列由打分算出"
+              note=Tr("explainers' figure: weights a widely copied illustration prints, not computed from the "
+                      "scores" + ("; the causal mask hides \"on\" from \"sat\"" if causal else ""),
+                      "科普文的示意值：一张广为转载的示意图印的权重，不是由打分算出的"
                       + ("；因果掩码让「sat」看不到「on」" if causal else ""))),
     ), (Fact("sum", Tr("the weights add up to", "权重之和"), float(weights.sum()), ".3f"),))
 

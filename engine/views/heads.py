@@ -11,7 +11,7 @@ _TILING = ("llama2-7b", "llama3-8b", "llama3.2-1b", "gemma-2b", "gemma-7b", "mis
 
 
 def _tiling_rows():
-    """heads x head_dim against d_model for some of sizing's presets."""
+    """heads * head_dim against d_model for some of sizing's presets."""
     rows = []
     for name in _TILING:
         cfg = sizing.PRESETS[name]
@@ -48,7 +48,7 @@ def _heads(heads, seed, n):
     tables.append(Table("tiling", Tr("Do the heads tile d_model? Model cards", "各头是否正好拼满 d_model？看模型参数"),
                         (col("model", "model", "模型"), col("heads", "heads", "头数", "d"),
                          col("head_dim", "head_dim", "每头维度", "d"),
-                         col("product", "heads x head_dim", "头数 x 每头维度", ","),
+                         col("product", "heads * head_dim", "头数 * 每头维度", ","),
                          col("d_model", "d_model", "d_model", ","), col("tiles", "equal", "相等")), tiling))
     last = r.weights[:, -1, :]  # [n_head, n_seq]: where the last token looks in each head
     sharp, flat = int(np.argmax(last.max(axis=1))), int(np.argmin(last.max(axis=1)))

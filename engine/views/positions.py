@@ -63,7 +63,7 @@ def _positional(n, d, base):
 
 
 def _waves_chart(d, freq, pairs) -> Chart:
-    """sin(pos x theta_i) of the pairs the wavelengths table shows, one strip each, at positions 0 .. 63."""
+    """sin(pos * theta_i) of the pairs the wavelengths table shows, one strip each, at positions 0 .. 63."""
     pos = np.arange(WAVE_POSITIONS)
     # the even dim 2i of sinusoidal_positions, taken for the shown pairs only: the whole table at a large d
     # would be 64 x d numbers to keep eight columns
@@ -71,8 +71,8 @@ def _waves_chart(d, freq, pairs) -> Chart:
     cut = Tr(f"the first four and the last four of {d // 2} pairs", f"{d // 2} 对中只画前四对和后四对") \
         if len(pairs) < d // 2 else None
     last = WAVE_POSITIONS - 1
-    return Chart("waves", Tr(f"sin(pos x theta_i) of each pair, in its dim d2i, positions 0-{last}",
-                             f"每一对的 sin(pos x theta_i)（即 d2i 维），位置 0-{last}"), "strips",
+    return Chart("waves", Tr(f"sin(pos * theta_i) of each pair, in its dim d2i, positions 0-{last}",
+                             f"每一对的 sin(pos * theta_i)（即 d2i 维），位置 0-{last}"), "strips",
                  tuple(Series(Tr(f"d{2 * i}", f"d{2 * i}"), tuple(float(v) for v in waves[:, j]))
                        for j, i in enumerate(pairs)),
                  x=tuple(float(p) for p in pos), x_label=Tr("position", "位置"), y_range=(-1.0, 1.0),
