@@ -253,3 +253,61 @@ def test_bad_settings_are_refused(view_id, settings):
     with pytest.raises(engine.ParamError) as err:
         run_view(view_id, settings)
     assert err.value.zh and err.value.en
+
+
+# --- issue 31: eps made visible, and how far each layer moves pre-norm's x ----------------------------------------
+
+@pytest.mark.parametrize("eps", [1e-5, 0.0])
+def test_eps_shows_on_a_tiny_x(eps):
+    """Step 1's key 5: y of x * tiny against y of x, by the loop above; eps shrinks it, and only eps does."""
+    r = run_view("norm-vector", {"eps": eps})
+    f = facts(r)
+    x, g = column(r, "vector", "x"), column(r, "vector", "g")
+    y, y_tiny = plain_rms_norm(x, g, eps), plain_rms_norm([f["tiny"] * v for v in x], g, eps)
+    ratio = math.sqrt(sum(v * v for v in y_tiny) / sum(v * v for v in y))
+    assert f["tiny_rms"] == pytest.approx(ratio, rel=1e-9)
+    assert f["tiny_mean_sq"] == pytest.approx(f["tiny"] ** 2 * sum(v * v for v in x) / len(x))
+    if eps:
+        assert f["tiny_rms"] < 0.5  # the hint's "is 0.386 the size": the press shows something
+    else:
+        assert f["tiny_rms"] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_one_format_per_quantity_on_the_scale_step():
+    """x * scale keeps x's three significant places; differences in one exponent format."""
+    from tui.format import format_value
+    for scale, want in ((10.0, "+12.51"), (0.01, "+0.01251"), (1000.0, "+1251")):
+        r = run_view("norm-vector", {"scale": scale})
+        t = next(t for t in r.tables if t.key == "scale")
+        shown = [format_value(row[3], t.columns[3].fmt, "en") for row in t.rows]
+        xs = [format_value(row[1], t.columns[1].fmt, "en") for row in t.rows]
+        digits = lambda s: s.lstrip("+-").replace(".", "").lstrip("0")  # noqa: E731
+        assert shown[0] == want and [digits(s) for s in shown] == [digits(s) for s in xs]
+        assert t.columns[5].fmt == ".1e"
+    f = {x.key: x for x in run_view("norm-vector", {"eps": 0.0}).facts}
+    assert format_value(f["rel_diff"].value, f["rel_diff"].fmt, "en").count("e") == 1
+
+
+@pytest.mark.parametrize("layers, gain", [(32, 0.5), (8, 0.5), (32, 1.0), (8, 0.25), (32, 0.25)])
+def test_deep_layers_move_pre_norms_x_less(layers, gain):
+    """The moved / x column: rms(x_l - x_(l-1)) / rms(x_(l-1)), by the plain stack; it falls with depth."""
+    w, x = stack_inputs(gain)
+    xs = [x]
+    for i in range(layers):
+        for f, g in ((lambda h: plain_attention(h, *(w[f"{i}.w{c}"] for c in "qkvo"), 4), w[f"{i}.norm1"]),
+                     (lambda h: plain_ffn(h, w[f"{i}.wg"], w[f"{i}.wu"], w[f"{i}.wd"]), w[f"{i}.norm2"])):
+            x = x + f(plain_norm_rows(x, g))
+        xs.append(x)
+
+    def moved(i):
+        rms = lambda a: np.sqrt(np.mean(a ** 2, -1))  # noqa: E731
+        return float(np.mean(rms(xs[i] - xs[i - 1]) / rms(xs[i - 1])))
+
+    r = run_view("norm-stack", {"layers": layers, "gain": gain})
+    f = facts(r)
+    assert f["moved_first"] == pytest.approx(moved(1), rel=1e-9)
+    assert f["moved_last"] == pytest.approx(moved(layers), rel=1e-9)
+    assert column(r, "inside", "moved")[-1] == pytest.approx(moved(layers), rel=1e-9)
+    assert f["moved_last"] < f["moved_first"]  # the prose: a deep layer moves x proportionally less
+    if layers == 32 and gain >= 0.5:  # at the default, 0.45 -> 0.21
+        assert f["moved_last"] < 0.6 * f["moved_first"]

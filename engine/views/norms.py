@@ -8,6 +8,7 @@ from .. import llama, norms, ops, seeds, sizing
 from .core import Fact, Param, Result, Table, Tr, View, col, register
 
 OVERFLOW = Tr("overflow", "溢出")
+TINY = 1e-3  # x * TINY has mean(x^2) near eps = 1e-5: where eps shows
 
 
 def _dims(n):
@@ -24,6 +25,7 @@ def _vector(seed, scale, eps):
     y_scaled = ops.rms_norm(sx, g, eps)
     diff = np.abs(y_scaled - y)
     s = f"{scale:g}"
+    places = max(0, 3 - round(float(np.log10(scale))))  # x * scale keeps x's significant digits: x has 3 places
     vector = Table("vector", Tr(f"RMSNorm of one x, d = {len(x)}, eps = {eps:g}",
                                 f"对一个 x 做 RMSNorm，d = {len(x)}，eps = {eps:g}"),
                    (col("dim", "dim", "维"), col("x", "x", "x", "+.3f"), col("x2", "x^2", "x^2", ".3f"),
@@ -33,21 +35,28 @@ def _vector(seed, scale, eps):
     scaled = Table("scale", Tr(f"x and x * {s} through the same RMSNorm (eps = {eps:g})",
                                f"x 和 x * {s} 过同一个 RMSNorm（eps = {eps:g}）"),
                    (col("dim", "dim", "维"), col("x", "x", "x", "+.3f"), col("y", "y(x)", "y(x)", "+.6f"),
-                    col("sx", f"x * {s}", f"x * {s}", "+.4g"), col("ys", f"y(x * {s})", f"y(x * {s})", "+.6f"),
-                    col("diff", "difference", "差", ".2g")),
+                    col("sx", f"x * {s}", f"x * {s}", f"+.{places}f"), col("ys", f"y(x * {s})", f"y(x * {s})", "+.6f"),
+                    col("diff", "difference", "差", ".1e")),
                    tuple((dim, *map(float, row)) for dim, row in zip(_dims(len(x)), zip(x, y, sx, y_scaled, diff))))
     return Result("norm-vector", dict(seed=seed, scale=scale, eps=eps), (vector, scaled), (
-        Fact("mean_sq", Tr("mean(x^2)", "x^2 的平均值"), ms, ".3f"),
+        Fact("mean_sq", Tr("mean(x^2)", "x^2 的平均值"), ms, ".4g"),
         Fact("rms", Tr("rms, eps included", "均方根（含 eps）"), r, ".3f"),
         Fact("mean_x", Tr("mean of x", "x 的平均值"), float(np.mean(x)), "+.3f"),
         Fact("mean_xhat", Tr("mean of x / rms", "x / 均方根 的平均值"), float(np.mean(xhat)), "+.3f"),
         Fact("rms_xhat", Tr("rms of x / rms", "x / 均方根 的均方根"), float(norms.rms(xhat)), ".3f"),
-        Fact("max_diff", Tr("largest difference", "最大差"), float(np.max(diff)), ".2g"),
+        Fact("max_diff", Tr("largest difference between y(x) and y(x * scale)", "y(x) 与 y(x * scale) 的最大差"),
+             float(np.max(diff)), ".1e"),
         Fact("exact", Tr("the same up to rounding (under 1e-12)", "除舍入误差外相同（小于 1e-12）"),
              bool(np.max(diff) < 1e-12)),
-        Fact("mean_sq_scaled", Tr("mean((x * scale)^2)", "(x * scale)^2 的平均值"), float(np.mean(sx * sx)), ".3g"),
+        Fact("mean_sq_scaled", Tr("mean((x * scale)^2)", "(x * scale)^2 的平均值"), float(np.mean(sx * sx)), ".4g"),
         Fact("rel_diff", Tr("relative change of every y", "每个 y 的相对变化"),
-             float(np.max(diff) / np.max(np.abs(y))), "pct")))  # every y moves by one factor
+             float(np.max(diff) / np.max(np.abs(y))), ".1e"),  # every y moves by one factor
+        Fact("tiny", Tr("the factor that makes x tiny", "把 x 变得很小的倍数"), TINY, "g"),
+        Fact("tiny_mean_sq", Tr(f"mean(x^2) of x * {TINY:g}", f"x * {TINY:g} 的 mean(x^2)"),
+             float(np.mean((TINY * x) ** 2)), ".4g"),
+        Fact("tiny_rms", Tr(f"rms of y(x * {TINY:g}) over rms of y(x), eps included",
+                            f"y(x * {TINY:g}) 与 y(x) 的均方根之比（含 eps）"),
+             float(norms.rms(ops.rms_norm(TINY * x, g, eps)) / norms.rms(y)), ".3f")))
 
 
 def _marks(n_layer):
@@ -94,8 +103,12 @@ def _stack(layers, gain, norm, seed):
 
     def sizes(layer):
         if layer > len(runs[norm][1]):
-            return (OVERFLOW,) * 5
-        return (*(float(all_parts[norm][k][layer - 1]) for k in _PARTS), size(norm, layer))
+            return (OVERFLOW,) * 6
+        return (*(float(all_parts[norm][k][layer - 1]) for k in _PARTS), size(norm, layer), growth(norm, layer))
+
+    def growth(p, layer):  # how far the layer moved x, against x's size before it: rms(x_l - x_(l-1)) / rms(x_(l-1))
+        xs = full[p][0]
+        return float(np.mean(norms.rms(xs[layer] - xs[layer - 1]) / norms.rms(xs[layer - 1])))
 
     name = {"pre": Tr("pre-norm", "前置归一化"), "post": Tr("post-norm", "后置归一化"),
             "none": Tr("no norm", "不归一化")}[norm]
@@ -103,10 +116,11 @@ def _stack(layers, gain, norm, seed):
                               f"每个子层读进什么、加上什么：{name.zh}"),
                  (col("layer", "layer", "层"), col("attn_in", "attn reads", "注意力读入", ".3g"),
                   col("attn_out", "attn adds", "注意力加上", ".3g"), col("ffn_in", "FFN reads", "前馈读入", ".3g"),
-                  col("ffn_out", "FFN adds", "前馈加上", ".3g"), col("x", "x after", "之后的 x", ".3g")),
+                  col("ffn_out", "FFN adds", "前馈加上", ".3g"), col("x", "x after", "之后的 x", ".3g"),
+                  col("moved", "moved / x", "改变 / x", ".2f")),
                  tuple((i, *sizes(i)) for i in marks if i > 0),
-                 note=Tr("each cell: the rms of that vector, averaged over the 5 tokens",
-                         "每格：那个向量的均方根，对 5 个词元取平均"))
+                 note=Tr("rms averaged over the 5 tokens; moved / x: rms(x after - x before) / rms(x before)",
+                         "均方根对 5 个词元取平均；改变 / x：rms(之后的 x - 之前的 x) / rms(之前的 x)"))
 
     last = {p: size(p, layers) for p in norms.PLACEMENTS}
     pre_inputs, pre_adds = (np.concatenate([all_parts["pre"][k][:layers] for k in keys])
@@ -138,6 +152,10 @@ def _stack(layers, gain, norm, seed):
              float(max(pre_adds)), ".3f"),
         Fact("pre_pred", Tr("pre-norm's rms if every add were at right angles to x",
                             "前置时，若每次加的都与 x 垂直，均方根应为"), float(np.mean(np.sqrt(squares))), ".3g"),
+        Fact("moved_first", Tr("how far layer 1 moves x, over x's rms, pre-norm",
+                               "前置时第 1 层让 x 改变的量占 x 的比例"), growth("pre", 1), ".2f"),
+        Fact("moved_last", Tr("how far the last layer moves x, over x's rms, pre-norm",
+                              "前置时最后一层让 x 改变的量占 x 的比例"), growth("pre", layers), ".2f"),
         Fact("final_rms", Tr("rms after the final norm, pre-norm", "最终归一化之后的均方根（前置）"),
              float(np.mean(norms.rms(final))), ".3f"),
         Fact("post_keep", Tr("the embedding's weight in post-norm's last x", "后置时词嵌入在最后 x 里的权重"),
