@@ -21,6 +21,19 @@ def _tiling_rows():
     return tuple(rows)
 
 
+def _weights_table(d_model, heads):
+    """The four projections' sizes at this head count: each maps d_model to heads * head_dim or back."""
+    head_dim = d_model // heads
+    shape = f"{d_model} * {heads} * {head_dim}"
+    rows = tuple((name, shape, d_model * heads * head_dim) for name in ("W_q", "W_k", "W_v", "W_o"))
+    total = sum(r[2] for r in rows)
+    return Table("weights", Tr(f"The projections at {heads} heads of {head_dim}",
+                               f"{heads} 个头、每头 {head_dim} 维时的投影矩阵"),
+                 (col("matrix", "matrix", "矩阵"), col("shape", "d_model * heads * head_dim", "d_model * 头数 * 每头维度"),
+                  col("params", "parameters", "参数", ",")),
+                 rows + ((Tr("all four", "四个合计"), "", total),))
+
+
 def _heads(heads, seed, n):
     d_model = 32
     if d_model % heads:
@@ -44,6 +57,7 @@ def _heads(heads, seed, n):
                                                                   for j, lab in enumerate(labels)),
                         tuple((h, *map(float, w[-1])) for h, w in enumerate(r.weights)), heat="weights"))
     tables += [matrix_table(f"head{h}", Tr(f"Head {h}", f"{h} 号头"), w, labels) for h, w in enumerate(r.weights)]
+    tables.append(_weights_table(d_model, heads))
     tiling = _tiling_rows()
     tables.append(Table("tiling", Tr("Do the heads tile d_model? Model cards", "各头是否正好拼满 d_model？看模型参数"),
                         (col("model", "model", "模型"), col("heads", "heads", "头数", "d"),

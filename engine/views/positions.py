@@ -110,7 +110,11 @@ def _permutation(positions, seed, d):  # the name shadows the module, unused her
                       r.weights_shuffled, b_words),
         matrix_table("permuted", Tr("P A P^T: A with rows and columns moved", "P A P^T：把 A 的行列换位"),
                       r.permuted, b_words),
-    ), (Fact("max_diff", Tr("max |A' - P A P^T|", "A' 与 P A P^T 的最大差"), r.max_diff, ".1e"),
+    ), (Fact("bob_in_a", Tr("Alice's weight on Bob in A", "A 里甲给乙的权重"),
+             float(r.weights[r.tokens.index("Alice"), r.tokens.index("Bob")]), ".3f"),
+        Fact("bob_in_a2", Tr("Alice's weight on Bob in A'", "A' 里甲给乙的权重"),
+             float(r.weights_shuffled[r.shuffled.index("Alice"), r.shuffled.index("Bob")]), ".3f"),
+        Fact("max_diff", Tr("max |A' - P A P^T|", "A' 与 P A P^T 的最大差"), r.max_diff, ".1e"),
         Fact("same", Tr("the shuffle only moved the weights", "打乱只是挪动了权重"), bool(r.max_diff < 1e-9))))
 
 
