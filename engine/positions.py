@@ -41,3 +41,22 @@ def rotate_pairs(x, cos, sin):  # [..., n_seq, d], [n_seq, d // 2] x2 -> [..., n
 def apply_rope(x, positions, base=10000.0):  # [..., n_seq, d], [n_seq] -> [..., n_seq, d]
     """Rotate each pair (2i, 2i+1) of every row by the angle pos·θ_i."""
     return rotate_pairs(x, *rope_tables(positions, np.shape(x)[-1], base))
+
+
+def rotate_half(x):  # [..., d] -> [..., d]
+    """Hugging Face's helper: the halves (x1, x2) become (-x2, x1), so dim i pairs with dim i + d/2."""
+    half = np.shape(x)[-1] // 2
+    return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+
+
+def apply_rope_halves(x, positions, base=10000.0):  # [..., n_seq, d], [n_seq] -> [..., n_seq, d]
+    """RoPE as Hugging Face's Llama writes it: pair (i, i + d/2) turned by pos·θ_i, x·cos + rotate_half(x)·sin."""
+    cos, sin = rope_tables(positions, np.shape(x)[-1], base)  # [n_seq, d // 2] each
+    cos, sin = np.concatenate([cos, cos], -1), np.concatenate([sin, sin], -1)  # [n_seq, d]
+    return x * cos + rotate_half(x) * sin
+
+
+def halves_to_pairs(d):  # -> [d]
+    """The order of dims that takes the halves layout to the pairs one: 0, d/2, 1, d/2 + 1, ... Reordering
+    W_q's and W_k's rows this way, head by head, is what llama.cpp's converter does for a GGUF file."""
+    return np.stack([np.arange(d // 2), np.arange(d // 2) + d // 2], axis=-1).reshape(-1)

@@ -79,9 +79,34 @@ def _waves_chart(d, freq, pairs) -> Chart:
                  note=cut)
 
 
+def _layouts(d, base, seed):
+    """The scores of one head's q and k, stored as Hugging Face stores them (halves layout), under the two RoPE
+    layouts: pairs (2i, 2i+1) after reordering the dims, halves (i, i + d/2) as stored, and pairs without the
+    reordering, the mistake of loading one layout's weights into the other's code."""
+    from .. import demos
+    q, k = np.random.default_rng(seed).standard_normal((2, d))  # the rope table's q and k, read as halves layout
+    order = positions.halves_to_pairs(d)
+    rows = []
+    for m, n in demos.ROPE_PAIRS:
+        def score(rope, q, k):
+            return float(rope(q[None], [m], base)[0] @ rope(k[None], [n], base)[0])
+        rows.append((m, n, score(positions.apply_rope, q[order], k[order]),
+                     score(positions.apply_rope_halves, q, k), score(positions.apply_rope, q, k)))
+    return Table("layouts", Tr("One q and k, two RoPE layouts", "同一对 q、k，两种 RoPE 排法"),
+                 (col("m", "q at m", "q 在 m", "d"), col("n", "k at n", "k 在 n", "d"),
+                  col("pairs", "pairs, reordered", "相邻成对（重排后）", "+.6f"),
+                  col("halves", "halves", "前后两半成对", "+.6f"),
+                  col("mixed", "pairs, not reordered", "相邻成对（未重排）", "+.6f")), tuple(rows),
+                 note=Tr("pairs: (2i, 2i+1), Meta and llama.cpp; halves: (i, i + d/2), Hugging Face",
+                         "相邻成对：(2i, 2i+1)，Meta、llama.cpp；前后两半：(i, i + d/2)，Hugging Face"))
+
+
 def _rope(d, base, seed):
     from .. import demos  # the demos load only when one of them runs: print positional needs none
     rows = demos.rope_demo(d, base, seed)
+    layouts = _layouts(d, base, seed)
+    same = max(abs(r[2] - r[3]) for r in layouts.rows)
+    mixed = max(abs(r[4] - r[3]) for r in layouts.rows)
     return Result("rope", dict(d=d, base=base, seed=seed), (
         Table("scores", Tr("One q and one k at three places, the same distance apart",
                            "同一个 q 和 k 放在三处，间隔相同"),
@@ -90,8 +115,13 @@ def _rope(d, base, seed):
                col("added", "score, positions added", "加性位置编码得分", "+.6f")),
               tuple((r.m, r.n, r.m - r.n, r.rope_score, r.additive_score) for r in rows),
               heat="signed", heat_cols=("rope", "added")),
+        layouts,
     ), (Fact("rope_spread", Tr("largest gap between RoPE scores", "RoPE 得分之间的最大差"),
-             max(r.rope_score for r in rows) - min(r.rope_score for r in rows), ".1e"),))
+             max(r.rope_score for r in rows) - min(r.rope_score for r in rows), ".1e"),
+        Fact("layout_gap", Tr("largest gap between the two layouts, dims reordered", "两种排法（维度重排后）的最大差"),
+             same, ".1e"),
+        Fact("mixed_gap", Tr("largest gap when the dims are not reordered", "维度未重排时的最大差"), mixed, ".2f"),
+        Fact("mixed_differs", Tr("not reordering changes the scores", "不重排会改变打分"), bool(mixed > 1e-6))))
 
 
 _PERM_WORDS = {"Alice": Tr("Alice", "甲"), "owes": Tr("owes", "欠"), "Bob": Tr("Bob", "乙")}
@@ -128,7 +158,8 @@ register(View("rope", Tr("Rotary positions (RoPE)", "旋转位置编码（RoPE�
      (Param("d", "int", 8, Tr("dims", "维度"), 2, 10**9, even=True),
       Param("base", "float", 10000.0, Tr("base of the frequencies", "频率的底数"), 2, 1e9),
       Param("seed", "int", DEMO_SEED, Tr("random draw of q and k", "q、k 的随机种子"), 0, 2**32 - 1)),
-     _rope, (positions.apply_rope, lazy_source("demos", "rope_demo"))))
+     _rope, (positions.apply_rope, positions.apply_rope_halves, positions.rotate_half, positions.halves_to_pairs,
+             lazy_source("demos", "rope_demo"))))
 
 register(View("permutation", Tr("Attention alone is a bag of words", "只有注意力时，句子只是词袋"),
      (Param("positions", "bool", False, Tr("add sinusoidal positions", "加上正弦位置编码")),
