@@ -255,7 +255,7 @@ def test_bad_settings_are_refused(view_id, settings):
     assert err.value.zh and err.value.en
 
 
-# --- issue 31: eps made visible, and how far each layer moves pre-norm's x ----------------------------------------
+# --- eps made visible, and how far each layer moves pre-norm's x ----------------------------------------
 
 @pytest.mark.parametrize("eps", [1e-5, 0.0])
 def test_eps_shows_on_a_tiny_x(eps):

@@ -1,6 +1,6 @@
-"""Issue 31 in lessons 01-05, 09 and 13: each new figure recomputed by plain code that shares nothing with the view
+"""Lessons 01-05, 09 and 13: figures an expert review asked for, recomputed by plain code that shares nothing with the view
 that shows it (the RoPE layouts, the typical size of a score, the projections' count, the gradient path through the
-residual adds, the two Alice-to-Bob weights), and the labels and symbols the issue asked for."""
+residual adds, the two Alice-to-Bob weights), and labels and symbols that say what they are."""
 
 import cmath
 import math
@@ -26,7 +26,7 @@ def table(result, key):
     return [dict(zip((c.key for c in t.columns), row)) for row in t.rows]
 
 
-# --- 1. RoPE: the pairs layout and Hugging Face's halves layout ----------------------------------------------------
+# --- RoPE: the pairs layout and Hugging Face's halves layout ----------------------------------------------------
 
 def rope_complex(x, pos, base):
     """Meta's RoPE: dims (2i, 2i+1) as one complex number, times e^(i pos theta_i)."""
@@ -68,7 +68,7 @@ def test_the_two_rope_layouts_give_one_score_once_the_dims_are_reordered(d, base
     assert f["mixed_differs"] == (d > 2) and (f["mixed_gap"] > 0.01) == (d > 2)  # d = 2: one pair, one layout
 
 
-# --- 9. attention: the number that grows like sqrt(d) ---------------------------------------------------------------
+# --- attention: the number that grows like sqrt(d) ---------------------------------------------------------------
 
 @pytest.mark.parametrize("d", demos.SWEEP_DIMS)
 def test_the_typical_score_is_near_sqrt_d(d):
@@ -82,7 +82,7 @@ def test_the_typical_score_is_near_sqrt_d(d):
     assert f["score_rms"] == pytest.approx(plain, rel=0.15)
 
 
-# --- 7. heads: the projections' count, at any head count ------------------------------------------------------------
+# --- heads: the projections' count, at any head count ------------------------------------------------------------
 
 @pytest.mark.parametrize("heads", [1, 2, 4, 8, 16, 32])
 def test_the_projections_table_stays_at_four_d_model_squared(heads):
@@ -93,7 +93,7 @@ def test_the_projections_table_stays_at_four_d_model_squared(heads):
     assert rows[0]["shape"] == f"32 * {heads} * {32 // heads}"
 
 
-# --- 9. misconceptions: each Alice-to-Bob weight has its own fact ---------------------------------------------------
+# --- misconceptions: each Alice-to-Bob weight has its own fact ---------------------------------------------------
 
 @pytest.mark.parametrize("positions", [False, True])
 def test_alice_to_bob_weights_are_the_cells(positions):
@@ -115,7 +115,7 @@ def test_fact_labels_of_one_view_are_all_different():
         assert len(labels) == len(set(labels)), view
 
 
-# --- 8. residual: the gradient path the adds keep -------------------------------------------------------------------
+# --- residual: the gradient path the adds keep -------------------------------------------------------------------
 
 def stack(layers, seed):
     cfg = random_llama.RandomLlamaConfig(n_layer=layers)
@@ -164,7 +164,7 @@ def test_the_adds_keep_each_layers_factor_near_one(layers, seed):
     assert rows[-1]["grad_on"] == pytest.approx(f["last_grad_on"]) and rows[0]["grad_on"] == 1.0
 
 
-# --- 10. '*' for multiplication beside the residual x ---------------------------------------------------------------
+# --- '*' for multiplication beside the residual x ---------------------------------------------------------------
 
 def test_no_ascii_x_for_multiplication_in_these_lessons():
     for name in ("01-residual", "02-positional", "03-attention", "04-heads", "05-ffn", "09-rmsnorm",
