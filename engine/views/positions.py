@@ -86,17 +86,17 @@ def _layouts(d, base, seed):
     from .. import demos
     q, k = np.random.default_rng(seed).standard_normal((2, d))  # the rope table's q and k, read as halves layout
     order = positions.halves_to_pairs(d)
-    rows = []
-    for m, n in demos.ROPE_PAIRS:
-        def score(rope, q, k):
-            return float(rope(q[None], [m], base)[0] @ rope(k[None], [n], base)[0])
-        rows.append((m, n, score(positions.apply_rope, q[order], k[order]),
-                     score(positions.apply_rope_halves, q, k), score(positions.apply_rope, q, k)))
+    def score(rope, q, k, m, n):  # q turned to position m, k to n, by one layout's RoPE
+        return float(rope(q[None], [m], base)[0] @ rope(k[None], [n], base)[0])
+
+    rows = tuple((m, n, score(positions.apply_rope, q[order], k[order], m, n),
+                  score(positions.apply_rope_halves, q, k, m, n), score(positions.apply_rope, q, k, m, n))
+                 for m, n in demos.ROPE_PAIRS)
     return Table("layouts", Tr("One q and k, two RoPE layouts", "同一对 q、k，两种 RoPE 排法"),
                  (col("m", "q at m", "q 在 m", "d"), col("n", "k at n", "k 在 n", "d"),
                   col("pairs", "pairs, reordered", "相邻成对（重排后）", "+.6f"),
                   col("halves", "halves", "前后两半成对", "+.6f"),
-                  col("mixed", "pairs, not reordered", "相邻成对（未重排）", "+.6f")), tuple(rows),
+                  col("mixed", "pairs, not reordered", "相邻成对（未重排）", "+.6f")), rows,
                  note=Tr("pairs: (2i, 2i+1), Meta and llama.cpp; halves: (i, i + d/2), Hugging Face",
                          "相邻成对：(2i, 2i+1)，Meta、llama.cpp；前后两半：(i, i + d/2)，Hugging Face"))
 
