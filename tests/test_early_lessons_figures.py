@@ -1,6 +1,6 @@
-"""Lessons 01-05, 09 and 13: figures an expert review asked for, recomputed by plain code that shares nothing with the view
-that shows it (the RoPE layouts, the typical size of a score, the projections' count, the gradient path through the
-residual adds, the two Alice-to-Bob weights), and labels and symbols that say what they are."""
+"""Lessons 01-05, 09 and 13: figures an expert review asked for, recomputed by plain code that shares nothing
+with the view that shows it (the RoPE layouts, the typical size of a score, the projections' count, the gradient
+path through the residual adds, the two Alice-to-Bob weights), and labels and symbols that say what they are."""
 
 import cmath
 import math

@@ -29,7 +29,8 @@ def _weights_table(d_model, heads):
     total = sum(r[2] for r in rows)
     return Table("weights", Tr(f"The projections at {heads} heads of {head_dim}",
                                f"{heads} 个头、每头 {head_dim} 维时的投影矩阵"),
-                 (col("matrix", "matrix", "矩阵"), col("shape", "d_model * heads * head_dim", "d_model * 头数 * 每头维度"),
+                 (col("matrix", "matrix", "矩阵"),
+                  col("shape", "d_model * heads * head_dim", "d_model * 头数 * 每头维度"),
                   col("params", "parameters", "参数", ",")),
                  rows + ((Tr("all four", "四个合计"), "", total),))
 
