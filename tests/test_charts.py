@@ -172,4 +172,4 @@ def test_print_plot_draws_the_charts_in_plain_characters_and_json_carries_their_
     lesson = run_cli("print", "--lesson", "positional", "--plot")
     assert lesson.returncode == 0 and "d0 |" in lesson.stdout
     unplotted = run_cli("print", "--lesson", "positional").stdout
-    assert "d0 |" not in unplotted and "[chart: sin(pos x theta_i)" in unplotted  # said, not drawn
+    assert "d0 |" not in unplotted and "[chart: sin(pos * theta_i)" in unplotted  # said, not drawn

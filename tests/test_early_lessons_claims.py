@@ -118,7 +118,7 @@ def test_silu_dip_found_by_bisection():
     assert round(lo, 2) == -1.28 and round(_silu(lo), 2) == -0.28
 
 
-# --- heads x head_dim = d_model: Llama's convention -----------------------------------------
+# --- heads * head_dim = d_model: Llama's convention -----------------------------------------
 
 def test_gemma_and_nemo_heads_do_not_tile_d_model():
     gemma, nemo = sizing.PRESETS["gemma-7b"], sizing.PRESETS["mistral-nemo-12b"]
