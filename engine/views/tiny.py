@@ -187,12 +187,16 @@ def _tiny_next(sentence, run):
     w, cfg, words, logits, keep = _tiny_run(sentence, run=run)
     probs = _softmax_row(logits[-1])
     top = np.argsort(-probs, kind="stable")[:5]
-    lens = []
+    lens, leads = [], []
     for i, x in enumerate(keep["residual"]):  # the logit lens: read each layer's x with the final norm and head
         p = _softmax_row((ops.rms_norm(x[0, -1], w["norm_f"]) @ w["head"]).astype(np.float64))
         best = np.argsort(-p, kind="stable")[:3]
         stage = Tr("embedding", "词嵌入") if i == 0 else Tr(f"after layer {i}", f"第 {i} 层之后")
         lens.append((stage, *[f"{corpus.VOCAB[j]} {p[j]:.2f}" for j in best]))
+        where = Tr("the embedding", "词嵌入") if i == 0 else Tr(f"layer {i}", f"第 {i} 层")
+        leads += [Fact(f"lens_word_{i}", Tr(f"the top word read at {where.en}", f"{where.zh}读出的第一名"),
+                       corpus.VOCAB[best[0]]),
+                  Fact(f"lens_p_{i}", Tr(f"its p at {where.en}", f"它在{where.zh}的 p"), float(p[best[0]]), ".2f")]
     return Result("tiny-next", dict(sentence=sentence, run=run), (
         Table("next", Tr(f'After "{sentence}": the trained model\'s next token',
                          f"「{sentence}」之后：训练好的模型预测的下一个词元"),
@@ -206,7 +210,8 @@ def _tiny_next(sentence, run):
         Fact("p_singular", Tr("on singular verb forms (sits, sees...)", "单数动词形式（sits、sees……）的概率"),
              float(sum(probs[corpus.INDEX[p[0]]] for p in corpus.INTRANSITIVE + corpus.TRANSITIVE)), ".3f"),
         Fact("p_plural", Tr("on plural verb forms (sit, see...)", "复数动词形式（sit、see……）的概率"),
-             float(sum(probs[corpus.INDEX[p[1]]] for p in corpus.INTRANSITIVE + corpus.TRANSITIVE)), ".3f")))
+             float(sum(probs[corpus.INDEX[p[1]]] for p in corpus.INTRANSITIVE + corpus.TRANSITIVE)), ".3f"),
+        *leads))
 
 
 def _short(word: str) -> str:
