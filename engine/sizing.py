@@ -23,8 +23,10 @@ class ModelConfig:
     d_ff: int = 11008           # SwiGLU hidden width (intermediate_size)
     n_vocab: int = 32000        # vocabulary size
     tied_embeddings: bool = False  # True when the output head reuses the embedding matrix
-    window: int | None = None   # sliding-window attention: a token attends to at most this many keys, itself
-                                # included, and the cache keeps only that many tokens; None: every earlier one
+    # sliding-window attention: a token attends to at most this many keys, itself included, and the cache keeps
+    # that many tokens; None: every earlier one. Not compared, so a config typed from a card (the workbench's)
+    # still finds its preset
+    window: int | None = not_compared(None)
     name: str = not_compared("")  # a preset's name: a config equals a preset whatever its name
 
     def __post_init__(self):
@@ -77,7 +79,8 @@ PRESETS = {
     # Mistral (keras-hub mistral presets; Mistral-Nemo-Base-2407 safetensors): NeMo's head_dim 128 is not 5120 / 32.
     # Mistral 7B v0.1 attends through a sliding window of 4,096 tokens in every layer, with a rolling cache of
     # that size (Jiang et al. 2023, section 2; its params.json: "sliding_window": 4096, n_kv_heads 8, head_dim 128)
-    "mistral-7b": ModelConfig(4096, 32, 32, 8, None, 14336, 32000, window=4096, name="Mistral 7B v0.1"),  # 7,241,732,096
+    "mistral-7b": ModelConfig(4096, 32, 32, 8, None, 14336, 32000, window=4096,
+                              name="Mistral 7B v0.1"),  # 7,241,732,096
     "mistral-nemo-12b": ModelConfig(5120, 40, 32, 8, 128, 14336, 131072, name="Mistral NeMo 12B"),  # 12,247,782,400
     # Gemma 1 (keras-hub gemma presets): GeGLU has SwiGLU's three matrices; tied; 7B's head_dim 256 is not 3072 / 16
     "gemma-2b": ModelConfig(2048, 18, 8, 1, 256, 16384, 256000, True, name="Gemma 2B"),       # 2,506,172,416
@@ -361,7 +364,9 @@ def compute_binds_from(cfg: ModelConfig, n_ctx: int, bandwidth: float, flops: fl
 
     Each added sequence brings its cache's bytes and its token's FLOPs; the shared weights only delay the turn.
     If a sequence's own FLOPs take less time than its own cache's bytes, compute never catches up."""
-    binds = lambda batch: decode_step(cfg, n_ctx, batch, bandwidth, flops, dtype, cache_dtype)[1]
+    def binds(batch):
+        return decode_step(cfg, n_ctx, batch, bandwidth, flops, dtype, cache_dtype)[1]
+
     lo, hi = 1, 2**40  # far past any batch: if compute does not bind there, it never does
     if not binds(hi):
         return None

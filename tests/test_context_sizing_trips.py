@@ -1,5 +1,6 @@
-"""Where experts and first-time learners trip in lessons 6-8: the sliding window of Mistral 7B v0.1, the embedding rows decode does not read,
-one block-scale rule for weights and cache, the 2P and 6P rules, batched decode, and the prose that follows.
+"""Where experts and first-time learners trip in lessons 6-8: the sliding window of Mistral 7B v0.1,
+the embedding rows decode does not read, one block-scale rule for weights and cache, the 2P and 6P rules,
+batched decode, and the prose that follows.
 
 Expected figures are worked out here from the model cards with plain integer arithmetic, not with the
 engine's own functions."""
