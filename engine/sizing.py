@@ -23,12 +23,16 @@ class ModelConfig:
     d_ff: int = 11008           # SwiGLU hidden width (intermediate_size)
     n_vocab: int = 32000        # vocabulary size
     tied_embeddings: bool = False  # True when the output head reuses the embedding matrix
+    # sliding-window attention: a token attends to at most this many keys, itself included, and the cache keeps
+    # that many tokens; None: every earlier one. Not compared, so a config typed from a card (the workbench's)
+    # still finds its preset
+    window: int | None = not_compared(None)
     name: str = not_compared("")  # a preset's name: a config equals a preset whatever its name
 
     def __post_init__(self):
         for name in fields(self):
             value = getattr(self, name)
-            if name in ("name", "tied_embeddings") or (name == "head_dim" and value is None):
+            if name in ("name", "tied_embeddings") or (name in ("head_dim", "window") and value is None):
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ParamError(f"{name} must be a whole number, got {value!r}",
@@ -72,8 +76,11 @@ PRESETS = {
     # Llama 3.2: tied embeddings
     "llama3.2-1b": ModelConfig(2048, 16, 32, 8, 64, 8192, 128256, True, name="Llama 3.2 1B"),  # 1,235,814,400
     "llama3.2-3b": ModelConfig(3072, 28, 24, 8, 128, 8192, 128256, True, name="Llama 3.2 3B"),  # 3,212,749,824
-    # Mistral (keras-hub mistral presets; Mistral-Nemo-Base-2407 safetensors): NeMo's head_dim 128 is not 5120 / 32
-    "mistral-7b": ModelConfig(4096, 32, 32, 8, None, 14336, 32000, name="Mistral 7B v0.1"),    # 7,241,732,096
+    # Mistral (keras-hub mistral presets; Mistral-Nemo-Base-2407 safetensors): NeMo's head_dim 128 is not 5120 / 32.
+    # Mistral 7B v0.1 attends through a sliding window of 4,096 tokens in every layer, with a rolling cache of
+    # that size (Jiang et al. 2023, section 2; its params.json: "sliding_window": 4096, n_kv_heads 8, head_dim 128)
+    "mistral-7b": ModelConfig(4096, 32, 32, 8, None, 14336, 32000, window=4096,
+                              name="Mistral 7B v0.1"),  # 7,241,732,096
     "mistral-nemo-12b": ModelConfig(5120, 40, 32, 8, 128, 14336, 131072, name="Mistral NeMo 12B"),  # 12,247,782,400
     # Gemma 1 (keras-hub gemma presets): GeGLU has SwiGLU's three matrices; tied; 7B's head_dim 256 is not 3072 / 16
     "gemma-2b": ModelConfig(2048, 18, 8, 1, 256, 16384, 256000, True, name="Gemma 2B"),       # 2,506,172,416
@@ -194,16 +201,25 @@ QUANT_SCALE_BYTES = 2  # one fp16 scale per block
 QUANTISED = ("int8", "int4")
 
 
+def block_scale_bytes(n_values: int, dtype: str) -> int:
+    """Bytes of the fp16 scales beside n_values int8 or int4 numbers, one per block; 0 for a float dtype."""
+    return -(-n_values // QUANT_BLOCK) * QUANT_SCALE_BYTES if dtype in QUANTISED else 0
+
+
+def stored_bytes(n_values: int, dtype: str) -> int:
+    """Bytes n_values numbers take in `dtype`, with their block scales when quantised: one rule for
+    weights and for the KV cache."""
+    return _bytes(n_values, dtype) + block_scale_bytes(n_values, dtype)
+
+
 def scale_bytes(cfg: ModelConfig, dtype: str = "fp16") -> int:
     """Bytes of the per-block fp16 scales stored beside int8 or int4 weights; 0 for a float dtype."""
-    if dtype not in QUANTISED:
-        return 0
-    return -(-total_params(cfg) // QUANT_BLOCK) * QUANT_SCALE_BYTES
+    return block_scale_bytes(total_params(cfg), dtype)
 
 
 def stored_weight_bytes(cfg: ModelConfig, dtype: str = "fp16") -> int:
     """Bytes a checkpoint in `dtype` needs: the weights, plus the block scales when quantised."""
-    return weight_bytes(cfg, dtype) + scale_bytes(cfg, dtype)
+    return stored_bytes(total_params(cfg), dtype)
 
 
 def bits_per_weight(dtype: str) -> float:
@@ -223,13 +239,19 @@ def finetune_bytes(cfg: ModelConfig) -> int:
 
 
 def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "fp16") -> int:
-    """Cache bytes one token costs: K and V, in every layer, for every KV head."""
-    return _bytes(2 * cfg.n_layer * cfg.n_kv_head * cfg.d_head, dtype)
+    """Cache bytes one token costs: K and V, in every layer, for every KV head. Quantised, each head's
+    vector of head_dim numbers is stored in blocks with their fp16 scales, as weights are."""
+    return 2 * cfg.n_layer * cfg.n_kv_head * stored_bytes(cfg.d_head, dtype)
+
+
+def cached_tokens(cfg: ModelConfig, n_ctx: int) -> int:
+    """Tokens whose K and V the cache holds after n_ctx: all of them, or the last `window` with a sliding window."""
+    return n_ctx if cfg.window is None else min(n_ctx, cfg.window)
 
 
 def kv_cache_bytes(cfg: ModelConfig, n_ctx: int, batch: int = 1, dtype: str = "fp16") -> int:
-    """Cache bytes for `batch` sequences of `n_ctx` tokens."""
-    return batch * n_ctx * kv_bytes_per_token(cfg, dtype)
+    """Cache bytes for `batch` sequences of `n_ctx` tokens; a sliding window's rolling cache stops at the window."""
+    return batch * cached_tokens(cfg, n_ctx) * kv_bytes_per_token(cfg, dtype)
 
 
 def swiglu_widths(d_model: int, multiple_of: int, multiplier: float | None = None) -> tuple[int, int, int]:
@@ -268,9 +290,12 @@ def report(cfg: ModelConfig, n_ctx: int = 4096, published: int | None = None) ->
     }
 
 
-def causal_pairs(n_ctx: int) -> int:
-    """Scores one head computes for a prompt under the causal mask: token i scores itself and the i before it."""
-    return n_ctx * (n_ctx + 1) // 2
+def causal_pairs(n_ctx: int, window: int | None = None) -> int:
+    """Scores one head computes for a prompt under the causal mask: token i scores itself and the i before it,
+    or with a sliding window at most `window` keys: the sum over i of min(i, window)."""
+    if window is None or n_ctx <= window:
+        return n_ctx * (n_ctx + 1) // 2
+    return window * (window + 1) // 2 + (n_ctx - window) * window
 
 
 def prefill_flops(cfg: ModelConfig, n_ctx: int) -> tuple[int, int]:
@@ -279,20 +304,73 @@ def prefill_flops(cfg: ModelConfig, n_ctx: int) -> tuple[int, int]:
     Weight matmuls cost 2 FLOPs per weight per token (the embedding is a lookup and the norms are
     left out), so they grow linearly with the prompt. Attention counts what a causal kernel computes:
     for each of the n(n+1)/2 (query, key) pairs of every head in every layer, q.k and the weighted
-    sum over v cost 2 FLOPs per dim each. That grows with the square of the prompt.
+    sum over v cost 2 FLOPs per dim each. That grows with the square of the prompt, or, past a sliding
+    window, linearly again.
     """
+    return 2 * matmul_params(cfg) * n_ctx, 4 * causal_pairs(n_ctx, cfg.window) * cfg.n_head * cfg.d_head * cfg.n_layer
+
+
+def matmul_params(cfg: ModelConfig) -> int:
+    """The weights a token is multiplied by: every matrix but the embedding (a lookup), no norm."""
     items = param_count(cfg)
-    matmul = total_params(cfg) - items["embedding"] - sum(v for k, v in items.items() if k.startswith("norm/"))
-    return 2 * matmul * n_ctx, 4 * causal_pairs(n_ctx) * cfg.n_head * cfg.d_head * cfg.n_layer
+    return total_params(cfg) - items["embedding"] - sum(v for k, v in items.items() if k.startswith("norm/"))
+
+
+# FLOPs per token, the rules of thumb: a forward pass multiplies each weight once and adds once, 2·P; training
+# adds a backward pass that costs twice the forward (gradients for the activations and for the weights), 6·P.
+FORWARD_FLOPS_PER_PARAM = 2
+TRAIN_FLOPS_PER_PARAM = 6
+
+
+def decode_weight_bytes(cfg: ModelConfig, dtype: str = "fp16", batch: int = 1) -> int:
+    """Weight bytes one decode step reads (with their scales): every matrix once for the whole batch, but of an
+    untied embedding only the rows of the tokens fed in. A tied matrix is read whole: it is the output head."""
+    unread = 0 if cfg.tied_embeddings else (cfg.n_vocab - min(batch, cfg.n_vocab)) * cfg.d_model
+    return stored_bytes(total_params(cfg) - unread, dtype)
 
 
 def decode_bytes(cfg: ModelConfig, n_ctx: int, dtype: str = "fp16", cache_dtype: str = "fp16") -> int:
-    """Bytes one new token reads after n_ctx tokens: every weight (with its scales) and the whole KV cache."""
-    return stored_weight_bytes(cfg, dtype) + kv_cache_bytes(cfg, n_ctx, 1, cache_dtype)
+    """Bytes one new token reads after n_ctx tokens: the weights it uses (with their scales) and the KV cache."""
+    return decode_weight_bytes(cfg, dtype) + kv_cache_bytes(cfg, n_ctx, 1, cache_dtype)
 
 
 def decode_tokens_per_second(cfg: ModelConfig, bandwidth: float, dtype: str = "fp16", n_ctx: int = 0,
                              cache_dtype: str = "fp16") -> float:
-    """An upper bound on generation speed for one sequence: each new token reads all the weights once,
+    """An upper bound on generation speed for one sequence: each new token reads the weights once,
     and the KV cache of the n_ctx tokens before it."""
     return bandwidth / decode_bytes(cfg, n_ctx, dtype, cache_dtype)
+
+
+def decode_token_flops(cfg: ModelConfig, n_ctx: int) -> int:
+    """FLOPs of one new token after n_ctx: 2 per matrix weight, and q.k and the sum over v for each key it sees."""
+    keys = n_ctx + 1 if cfg.window is None else min(n_ctx + 1, cfg.window)
+    return 2 * matmul_params(cfg) + 4 * keys * cfg.n_head * cfg.d_head * cfg.n_layer
+
+
+def decode_step(cfg: ModelConfig, n_ctx: int, batch: int, bandwidth: float, flops: float,
+                dtype: str = "fp16", cache_dtype: str = "fp16") -> tuple[float, bool]:
+    """Seconds for one decode step of `batch` sequences of n_ctx tokens, and whether compute (not memory) binds.
+
+    The step reads the weights once for the whole batch and each sequence's own cache; it computes every
+    sequence's token. Whichever takes longer, at `bandwidth` bytes/s and `flops` FLOP/s, sets the time."""
+    read = decode_weight_bytes(cfg, dtype, batch) + kv_cache_bytes(cfg, n_ctx, batch, cache_dtype)
+    memory, compute = read / bandwidth, batch * decode_token_flops(cfg, n_ctx) / flops
+    return max(memory, compute), compute > memory
+
+
+def compute_binds_from(cfg: ModelConfig, n_ctx: int, bandwidth: float, flops: float, dtype: str = "fp16",
+                       cache_dtype: str = "fp16") -> int | None:
+    """The smallest batch at which compute binds a decode step, or None when memory binds at every batch.
+
+    Each added sequence brings its cache's bytes and its token's FLOPs; the shared weights only delay the turn.
+    If a sequence's own FLOPs take less time than its own cache's bytes, compute never catches up."""
+    def binds(batch):
+        return decode_step(cfg, n_ctx, batch, bandwidth, flops, dtype, cache_dtype)[1]
+
+    lo, hi = 1, 2**40  # far past any batch: if compute does not bind there, it never does
+    if not binds(hi):
+        return None
+    while lo < hi:  # the verdict turns once, from memory to compute, as the batch grows
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if binds(mid) else (mid + 1, hi)
+    return lo

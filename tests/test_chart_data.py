@@ -226,8 +226,8 @@ def plain_cache_gib(cfg, kv_heads, n, batch, nbytes):
 
 
 @pytest.mark.parametrize("preset, kv, context, batch, dtype, nbytes", [
-    ("llama2-7b", 32, 4096, 1, "fp16", 2), ("llama2-7b", 8, 100000, 4, "int4", 0.5),
-    ("llama3-8b", 8, 1, 1, "fp32", 4), ("llama2-70b", 2, 131072, 3, "int8", 1)])
+    ("llama2-7b", 32, 4096, 1, "fp16", 2), ("llama2-7b", 8, 100000, 4, "int4", 0.5 + 2 / 32),
+    ("llama3-8b", 8, 1, 1, "fp32", 4), ("llama2-70b", 2, 131072, 3, "int8", 1 + 2 / 32)])  # one fp16 scale per 32
 def test_kvcache_growth_recomputes(preset, kv, context, batch, dtype, nbytes):
     result = run("kvcache", preset=preset, kv_heads=kv, context=context, batch=batch, dtype=dtype)
     c = chart(result, "growth")

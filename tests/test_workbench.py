@@ -136,7 +136,7 @@ async def test_workbench_opens_from_the_params_lesson_and_goes_back(tmp_path):
         assert isinstance(app.screen, WorkbenchScreen) and "6,738,415,616" in summary(app)
         await pilot.press("escape")
         assert not isinstance(app.screen, WorkbenchScreen) and app.tour.lesson.id == "params"
-        app.open_lesson("kvcache", 1)  # the GQA step: Llama 3 8B
+        app.open_lesson("kvcache", 2)  # the GQA step: Llama 3 8B
         await pilot.press("w")
         assert "Llama 3 8B" in summary(app)
 
