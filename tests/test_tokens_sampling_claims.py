@@ -1,4 +1,4 @@
-"""What lessons 10 and 11 claim (issue 31): the loss in nats, bits and perplexity; the gap above the floor as
+"""What lessons 10 and 11 claim: the loss in nats, bits and perplexity; the gap above the floor as
 the reader can check it; which Chinese characters stay bytes and why; how generation stops; and sampling prose
 that reads right at the edge settings (top_k=0, top_k=1, T=1) and never compares a setting with itself. Each
 figure is recomputed here from its definition, not read back from the engine."""
@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from engine import bpe, corpus, sampling
-from engine.views import run_view
-from engine.views import tokens
+from engine.views import run_view, tokens
 from lessons.loader import applies, load_lessons
 from tui.fill import fill
 
