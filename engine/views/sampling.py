@@ -198,13 +198,28 @@ def _tiny_sample(prompt, temperature, top_k, top_p, seed, run):
         Fact("n_samples", Tr("continuations sampled", "采样的续写"), N_SAMPLES, "d"),
         Fact("distinct", Tr(f"different continuations of {N_SAMPLES}", f"{N_SAMPLES} 个续写里互不相同的"),
              len(set(texts)), "d"),
+        Fact("cap", Tr("most tokens a continuation may take: up to the training sentences' length",
+                       "续写最多能有的词元数：到训练句子的最大长度为止"), cap, "d"),
+        Fact("n_ended", Tr("continuations that ended with '.'", "以句号结束的续写"),
+             sum(bool(c) and c[-1] == corpus.INDEX[corpus.DOT] for c in conts), "d"),
+        Fact("n_capped", Tr("continuations stopped by the length cap", "被长度上限截断的续写"),
+             sum(len(c) == cap and c[-1] != corpus.INDEX[corpus.DOT] for c in conts), "d"),
         Fact("greedy", Tr("greedy (temperature 0)", "贪心（温度为 0）"), temperature == 0),
         Fact("t_one", Tr("temperature 1", "温度为 1"), temperature == 1),
+        Fact("as_raw", Tr("p is the model's own: T=1 and no token removed", "p 就是模型本来的分布：T=1 且没有去掉词元"),
+             temperature == 1 and bool(st["keep_p"].all())),
         Fact("hotter", Tr("temperature above 1", "温度高于 1"), temperature > 1),
-        Fact("top_k_on", Tr("top-k is on", "top-k 开着"), top_k > 0),
-        Fact("top_p_on", Tr("top-p is on", "top-p 开着"), top_p < 1),
+        *_filter_facts(top_k, top_p),
         Fact("filtered", Tr("top-k or top-p removed tokens", "top-k 或 top-p 去掉了词元"),
              bool(st["keep_p"].sum() < len(p)))))
+
+
+def _filter_facts(top_k, top_p) -> tuple[Fact, ...]:
+    """Which filters are on: the conditions the prose of both views reads."""
+    return (Fact("top_k_on", Tr("top-k is on", "top-k 开着"), top_k > 0),
+            Fact("top_k_one", Tr("top-k keeps one token", "top-k 只留一个词元"), top_k == 1),
+            Fact("top_p_on", Tr("top-p is on", "top-p 开着"), top_p < 1),
+            Fact("filters_on", Tr("top-k or top-p is on", "top-k 或 top-p 开着"), top_k > 0 or top_p < 1))
 
 
 def _sample_agreement(temperature, top_k, top_p, run):
@@ -221,8 +236,10 @@ def _sample_agreement(temperature, top_k, top_p, run):
                col("wrong", "wrong number", "单复数错", "pct"), col("past", "past verb", "过去式", "pct"),
                col("other", "any other word", "其他词", "pct")),
               rows,
-              note=Tr("exact expected share of draws: p summed per column, mean over sentences",
-                      "采样的精确期望比例：每一列词元的 p 之和，再对句子取平均")),
+              note=Tr("exact expected share of draws: p summed per column, mean over sentences"
+                      + (f"; every row with top_k={top_k}, top_p={top_p:g}" if top_k > 0 or top_p < 1 else ""),
+                      "采样的精确期望比例：每一列词元的 p 之和，再对句子取平均"
+                      + (f"；每一行都用 top_k={top_k}、top_p={top_p:g}" if top_k > 0 or top_p < 1 else ""))),
     ), (Fact("wrong_now", Tr("wrong-number verbs at this temperature", "当前温度下单复数错的动词"), now_w, "pct"),
         Fact("right_now", Tr("right-number verbs at this temperature", "当前温度下单复数对的动词"), now_r, "pct"),
         Fact("wrong_greedy", Tr("wrong-number verbs, greedy", "贪心时单复数错的动词"), greedy_w, "pct"),
@@ -236,7 +253,8 @@ def _sample_agreement(temperature, top_k, top_p, run):
         Fact("grammar_agree", Tr("the grammar's share of agreeing verbs there", "语法里此处是一致动词的比例"),
              corpus.P_VERB["intransitive"] + corpus.P_VERB["transitive"], "pct"),
         Fact("grammar_past", Tr("the grammar's share of past verbs there", "语法里此处是过去式的比例"),
-             corpus.P_VERB["past"], "pct")))
+             corpus.P_VERB["past"], "pct"),
+        *_filter_facts(top_k, top_p)))
 
 
 _TEMPERATURE = Param("temperature", "float", 1.0, Tr("the logits are divided by it; 0 is greedy",

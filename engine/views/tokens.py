@@ -163,6 +163,27 @@ def side_of(text: str) -> str:
     return "zh" if 2 * wide > len(chars) else "en"
 
 
+def split_chars(text: str, ids, table) -> list[str]:
+    """The characters of text that no token holds whole: a token boundary falls inside their UTF-8 bytes."""
+    ends, at = set(), 0
+    for i in ids:  # byte offsets where a token ends
+        at += len(table[i])
+        ends.add(at)
+    out, at = [], 0
+    for c in text:
+        n = len(c.encode("utf-8"))
+        if any(at + k in ends for k in range(1, n)):
+            out.append(c)
+        at += n
+    return out
+
+
+def _listed(chars, most=6) -> str:
+    """Distinct characters in order of first appearance, at most `most` of them shown."""
+    distinct = list(dict.fromkeys(chars))
+    return "".join(distinct[:most]) + ("..." if len(distinct) > most else "")
+
+
 def _bpe(merges, pair, text=None):
     merges_ = tour_merges(merges)
     sentences = dict(zip(("en", "zh"), PAIRS[pair]))
@@ -188,6 +209,8 @@ def _bpe(merges, pair, text=None):
     learned = [(i + 1, quoted(a), quoted(b), quoted(bpe.N_BYTES + i))
                for i, (a, b) in enumerate(merges_) if i < 4 or i >= len(merges_) - 3]
     en_n, zh_n = rows[0][3], rows[1][3]
+    split = split_chars(sentences["zh"], bpe.encode(sentences["zh"], merges_), table)
+    seen = max((tour_text()[1].count(c) for c in set(split)), default=0)
     return Result("bpe", dict(merges=merges, pair=pair, text=text), (
         Table("cost", Tr("One sentence in two languages, and what it costs", "同一句话的两种语言，各要几个词元"),
               (col("lang", "sentence", "句子"), col("chars", "characters", "字符", "d"),
@@ -214,6 +237,12 @@ def _bpe(merges, pair, text=None):
         Fact("zh_same", Tr("both take as many tokens", "两句的词元一样多"), zh_n == en_n),
         Fact("zh_denser", Tr("Chinese takes more tokens per character", "中文每个字符用的词元更多"),
              rows[1][4] > rows[0][4]),
+        Fact("zh_split", Tr("Chinese characters no token holds whole", "没有被一个词元整个装下的汉字"),
+             len(split), "d"),
+        Fact("zh_split_any", Tr("some Chinese character stays split into bytes", "有汉字仍被拆成字节"), bool(split)),
+        Fact("zh_split_chars", Tr("those characters", "这些字"), _listed(split) or "-"),
+        Fact("zh_split_seen", Tr("the most times one of them occurs in the training text",
+                                 "它们在训练文本中出现次数的最大值"), seen, ","),
         Fact("ratio", Tr("English tokens over Chinese tokens", "英文词元数 / 中文词元数"), en_n / zh_n, ".2f")))
 
 
@@ -333,6 +362,11 @@ register(View("tiny-head", Tr("The trained tiny Llama: final norm and LM head", 
 
 # --- the training objective -----------------------------------------------------------------------
 
+def _shown_difference(a: float, b: float, spec: str) -> float:
+    """a - b computed from the two as printed with spec: the difference a reader can check from the screen."""
+    return float(format(a, spec)) - float(format(b, spec))
+
+
 def _tiny_loss(sentence, run):
     from .. import corpus
     w, cfg, words, logits, _ = _tiny_run(sentence, run=run)
@@ -343,20 +377,36 @@ def _tiny_loss(sentence, run):
     worst = int(np.argmax(loss))
     _, _, floor = corpus.entropy_floor()
     meta = _trained(run)[2]
-    mean = float(loss.mean())
+    mean, unseen = float(loss.mean()), float(meta["loss_unseen"])
+    units = tuple((label, nats, nats / math.log(2), math.exp(nats)) for label, nats in (
+        (Tr("grammar's entropy (floor)", "语法的熵（下限）"), floor),
+        (Tr("tiny Llama, unseen sentences", "小 Llama，未见过的句子"), unseen),
+        (Tr("tiny Llama, this sentence", "小 Llama，这一句"), mean)))
     return Result("tiny-loss", dict(sentence=sentence, run=run), (
         Table("loss", Tr("Next-token loss at each position of the sentence", "句子每个位置的下一词元损失"),
               (col("pos", "pos", "位置", "d"), col("input", "input", "输入"), col("next", "true next", "真正的下一个"),
                col("p", "p(true next)", "p(真正的下一个)", ".3f"), col("loss", "loss = -ln p", "损失 = -ln p", ".3f")),
               rows, note=Tr("nats; every position is scored in one pass", "单位奈特；一次前向就给每个位置打分")),
+        Table("units", Tr("One mean loss in three units", "同一个平均损失的三种单位"),
+              (col("what", "mean loss per token", "每词元平均损失"), col("nats", "nats", "奈特", ".3f"),
+               col("bits", "bits (nats/ln 2)", "比特（奈特/ln 2）", ".2f"),
+               col("ppl", "perplexity (e^nats)", "困惑度（e^奈特）", ".2f")), units,
+              note=Tr("perplexity: on average as unsure as a fair pick among that many tokens",
+                      "困惑度：平均而言，相当于在这么多个词元里等概率地猜")),
     ), (Fact("mean", Tr("mean loss, this sentence", "这句话的平均损失"), mean, ".3f"),
         Fact("total", Tr("total, nats", "总损失（奈特）"), float(loss.sum()), ".2f"),
         Fact("n", Tr("positions scored", "计分的位置数"), len(targets), "d"),
         Fact("floor", Tr("the grammar's entropy floor, nats per token", "语法的熵下限（每词元奈特）"), floor, ".3f"),
         Fact("unseen", Tr("the model's mean loss on unseen sentences", "模型在未见过句子上的平均损失"),
-             float(meta["loss_unseen"]), ".3f"),
-        Fact("above_floor", Tr("unseen loss above the floor", "未见句子损失高于下限"),
-             float(meta["loss_unseen"]) - floor, ".3f"),
+             unseen, ".3f"),
+        Fact("above_floor", Tr("unseen loss above the floor, from the two figures as shown",
+                               "未见句子损失高于下限多少（按显示的两个数相减）"),
+             _shown_difference(unseen, floor, ".3f"), ".3f"),
+        Fact("floor_bits", Tr("the floor in bits", "下限（比特）"), floor / math.log(2), ".2f"),
+        Fact("floor_ppl", Tr("the floor as a perplexity", "下限对应的困惑度"), math.exp(floor), ".2f"),
+        Fact("unseen_bits", Tr("unseen loss in bits", "未见句子损失（比特）"), unseen / math.log(2), ".2f"),
+        Fact("unseen_ppl", Tr("unseen loss as a perplexity", "未见句子损失对应的困惑度"), math.exp(unseen), ".2f"),
+        Fact("mean_ppl", Tr("this sentence's perplexity", "这句话的困惑度"), math.exp(mean), ".2f"),
         Fact("below", Tr("this sentence's mean is below the floor", "这句话的平均损失低于下限"), mean < floor),
         Fact("first_sure", Tr("the first word is predicted with p > 0.99", "第一个词的预测概率超过 0.99"),
              bool(loss[0] < -math.log(0.99))),
