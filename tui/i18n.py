@@ -208,7 +208,7 @@ TEXTS = {
         "e                输入一个设置（d=300）、你自己的句子或文本，再按回车\n"
         "? 和 q           本帮助；退出（会记住当前位置）\n"
         "Esc              关闭本窗口这类弹出窗口"),
-    "workbench_title": ("Sizing workbench: type a model card's numbers; every output follows each keystroke",
+    "workbench_title": ("Sizing workbench: type a model card's numbers; the outputs follow each key",
                         "参数与内存计算器：填入模型卡上的数字，每敲一个键，结果随之更新"),
     "workbench_hint": ("Tab or Enter: next field. Presets: llama2-7b, llama3-8b, gemma-7b... d_ff follows "
                        "the SwiGLU rule when 'round to' is filled.",
