@@ -65,9 +65,9 @@ def flatten(renderable, width: int) -> Text:
 
 
 def _shows_on_blank(style: Style | None) -> bool:
-    """Whether spaces in this style are seen: a background (a bar's segment, a shaded cell), reverse, a line."""
-    return bool(style) and bool(style.bgcolor or style.reverse or style.underline or style.strike
-                                or style.overline)
+    """Whether spaces in this style are seen as a block: a background (a bar's segment, a shaded cell), reverse.
+    (An underline over a header's padding is cut, as it always was.)"""
+    return bool(style) and bool(style.bgcolor or style.reverse)
 
 
 def _lines(renderable, options) -> list:
