@@ -1,4 +1,4 @@
-"""Colours on one screen (issue 31): every part of the stacked bar shows, in its own colour, in 16 and 256
+"""Colours on one screen: every part of the stacked bar shows, in its own colour, in 16 and 256
 colours and truecolor as NO_COLOR shows it with its own fill; and no 16-colour shade of a heatmap means two things."""
 
 

@@ -84,7 +84,7 @@ def test_the_label_gives_way_before_the_numbers():
 
 
 async def test_the_residual_seed_press_names_the_cosine_in_english(tmp_path):
-    """The press issue 31 found bare in English: residual step 2, key 2, seed 0 -> 1."""
+    """A press once bare in English: residual step 2, key 2, seed 0 -> 1."""
     app = make_app(lang="en", lesson="residual", state_dir=tmp_path)
     async with app.run_test(size=(MIN_WIDTH, MIN_HEIGHT)) as pilot:
         app.open_lesson("residual", step_index(app, "residual", "why-add"))

@@ -1,4 +1,4 @@
-"""The screen at 80 columns (issue 31): the title keeps both titles, the windows (t, o, c, ?) show their whole
+"""The screen at 80 columns: the title keeps both titles, the windows (t, o, c, ?) show their whole
 title and rows, and nothing of the screen behind shows at their edges."""
 
 import pytest
@@ -40,7 +40,7 @@ class Named:
 
 
 def test_a_long_step_title_leaves_the_lesson_title_on_the_line():
-    """Issue 31 saw "10. 2/9 Byte-pair...": the lesson's title gone. Both stay, the step's shortened."""
+    """Once "10. 2/9 Byte-pair..." lost the lesson's title. Both stay, the step's shortened."""
     step = "Byte-pair encoding: merge the commonest pair, again and again, until the vocabulary is full"
     (line,) = [x.plain for x in title_lines(Named(), 1, 9, step, "en", MIN_WIDTH)]
     assert line.startswith("10. Tokens in, probab") and "  2/9 Byte-pair encoding" in line and line.endswith("...")

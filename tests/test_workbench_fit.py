@@ -1,4 +1,4 @@
-"""The sizing workbench at 80x24 (issue 31): its title whole, and no number of its table cut, for every preset,
+"""The sizing workbench at 80x24: its title whole, and no number of its table cut, for every preset,
 alone and pinned beside another, in both languages."""
 
 from types import SimpleNamespace

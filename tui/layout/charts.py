@@ -12,9 +12,9 @@ rich.cells.cell_len, so Chinese labels line up.
             in it when it has room
 
 The renderings follow tui/heat.py's modes. "color": the Okabe-Ito colours, which colour-blind readers can
-tell apart; "ansi": seven ANSI colours, distinct too as Textual's theme maps them; "mono" (NO_COLOR, `xf-tour print --plot`): no colour, so a line
-chart marks each series with its own ASCII character at one point a cell, and each part of a bar is filled
-with its own character.
+tell apart; "ansi": seven ANSI colours, distinct too as Textual's theme maps them; "mono" (NO_COLOR,
+`xf-tour print --plot`): no colour, so a line chart marks each series with its own ASCII character at one
+point a cell, and each part of a bar is filled with its own character.
 
 The library charts (plotext, textual-plot) were measured for this and fail two needs named in the README:
 their frames and bars use box-drawing and block characters, which CJK terminals draw two cells wide, and

@@ -208,7 +208,7 @@ class WorkbenchScreen(ClosesOnce, Screen):
         return out
 
     def _items(self, s, lang, style):
-        """Every part's count; the numbers are never cut (a part's name gives way first: issue 31 saw
+        """Every part's count; the numbers are never cut (a part's name gives way first: it once read
         "1,879,048,1..." at 80 columns)."""
         items, L, total = s.report["items"], s.cfg.n_layer, s.report["total"]
         pinned = self.bench.pinned
