@@ -1,6 +1,7 @@
 """What the message line says after a key (or a typed value) changed a setting: the setting before -> after, then
 the numbers that moved with it, before -> after. The first number always shows: its label is shortened, then the
-setting's values, before it is left out. Plain text, no UI: the lesson screen says it, the tests walk it."""
+setting's value before is left out, before the number would be. Plain text, no UI: the lesson screen says it, the
+tests walk it."""
 
 from rich.cells import cell_len
 
