@@ -13,8 +13,10 @@ Three terminals, three renderings, each of which reads correctly on its own:
     color     truecolor and 256 colours: a shade per value, in a few levels, so that neighbouring cells of
               one level share one style run (fewer escape codes per line over SSH)
     ansi      16 colours (TERM=linux): the ANSI colours, whose exact shades the terminal decides; black text
-              on the bright cyan, green and yellow reads in every common palette (xterm, VGA, Monokai,
-              Alabaster), which the other pairs do not
+              reads in every common palette (xterm, VGA, Monokai, Alabaster) only on white, bright white,
+              bright green, bright yellow and bright cyan, which the two scales share out so that no colour
+              means two things on one screen (scores above attention weights): signed values yellow above
+              zero and cyan below; weights grey, then white, then green for the most
     mono      NO_COLOR, `xf-tour print`: bold, dim and reverse only, the marks the tour had before colour
 
 In every rendering the largest weight in each row is bold, so a row's peak never depends on telling two
@@ -107,8 +109,8 @@ def _weight(w: float, mode: str, peak: bool) -> str:
     if mode == "ansi":
         if w < 0.25:
             return bold.strip()
-        return bold + ("black on bright_cyan" if w < 0.5 else "black on bright_green" if w < 0.75
-                       else "black on bright_yellow")
+        return bold + ("black on white" if w < 0.5 else "black on bright_white" if w < 0.75
+                       else "black on bright_green")
     shade = SEQUENTIAL[_level((w - FAINT_WEIGHT) / (1 - FAINT_WEIGHT), len(SEQUENTIAL))]
     return f"{bold}{text_on(shade)} on {shade}"
 

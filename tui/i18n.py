@@ -179,8 +179,8 @@ TEXTS = {
     "help_body": (
         "n or Right   next step (across lessons)\n"
         "p or Left    previous step\n"
-        "1 to 9       run the lesson's experiments: each press moves to the next value,\n"
-        "             and what it changed is underlined\n"
+        "1 to 9       run the lesson's experiments: each press moves to the next value, and what it changed is "
+        "underlined\n"
         "a to d       answer the question a key asks before it acts; Esc skips it\n"
         "0            reset this lesson's settings, and ask its questions again\n"
         "t            every table and row, where a step shows only some\n"
@@ -195,8 +195,7 @@ TEXTS = {
         "Esc          close a window such as this one",
         "n 或 右方向键    下一步（可跨课程）\n"
         "p 或 左方向键    上一步\n"
-        "1 到 9           运行本课的实验：每按一次换到下一个值，\n"
-        "                 变了的地方加下划线\n"
+        "1 到 9           运行本课的实验：每按一次换到下一个值，变了的地方加下划线\n"
         "a 到 d           回答按键生效前提出的问题（Esc 跳过）\n"
         "0                把本课的实验设置复位，并重新提问本课的问题\n"
         "t                只显示部分内容的步骤：查看全部表格和行\n"
@@ -209,7 +208,7 @@ TEXTS = {
         "e                输入一个设置（d=300）、你自己的句子或文本，再按回车\n"
         "? 和 q           本帮助；退出（会记住当前位置）\n"
         "Esc              关闭本窗口这类弹出窗口"),
-    "workbench_title": ("Sizing workbench: type a model card's numbers; every output follows each keystroke",
+    "workbench_title": ("Sizing workbench: type a model card's numbers; the outputs follow each key",
                         "参数与内存计算器：填入模型卡上的数字，每敲一个键，结果随之更新"),
     "workbench_hint": ("Tab or Enter: next field. Presets: llama2-7b, llama3-8b, gemma-7b... d_ff follows "
                        "the SwiGLU rule when 'round to' is filled.",

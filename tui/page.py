@@ -35,7 +35,7 @@ class Marks:
         return bool(self.settings or self.cells or self.rows or self.refs)
 
 
-def _row_ids(table, lang: str) -> list[tuple]:
+def row_ids(table, lang: str) -> list[tuple]:
     """Each row's identity: its first cell as shown, and how many rows before it showed the same."""
     seen, ids = {}, []
     for row in table.rows:
@@ -59,8 +59,8 @@ def diff(before: Result, after: Result, lang: str, refs=()) -> Marks:
             rows.update((table.key, i) for i in range(len(table.rows)))
             continue
         fmts = [c.fmt for c in table.columns]
-        old_by_id = dict(zip(_row_ids(old, lang), old.rows))
-        for i, (row_id, row) in enumerate(zip(_row_ids(table, lang), table.rows)):
+        old_by_id = dict(zip(row_ids(old, lang), old.rows))
+        for i, (row_id, row) in enumerate(zip(row_ids(table, lang), table.rows)):
             was = old_by_id.get(row_id)
             if was is None:
                 rows.add((table.key, i))

@@ -12,9 +12,9 @@ rich.cells.cell_len, so Chinese labels line up.
             in it when it has room
 
 The renderings follow tui/heat.py's modes. "color": the Okabe-Ito colours, which colour-blind readers can
-tell apart; "ansi": six bright ANSI colours; "mono" (NO_COLOR, `xf-tour print --plot`): no colour, so a line
-chart marks each series with its own ASCII character at one point a cell, and each part of a bar is filled
-with its own character.
+tell apart; "ansi": seven ANSI colours, distinct too as Textual's theme maps them; "mono" (NO_COLOR,
+`xf-tour print --plot`): no colour, so a line chart marks each series with its own ASCII character at one
+point a cell, and each part of a bar is filled with its own character.
 
 The library charts (plotext, textual-plot) were measured for this and fail two needs named in the README:
 their frames and bars use box-drawing and block characters, which CJK terminals draw two cells wide, and
@@ -31,7 +31,9 @@ from .wrap import wrap_text
 
 HEIGHT = {"line": 4, "strips": 2}  # text rows of a line chart, and of each strip
 OKABE_ITO = ("#e69f00", "#56b4e9", "#009e73", "#f0e442", "#cc79a7", "#d55e00", "#0072b2")
-ANSI = ("bright_cyan", "bright_yellow", "bright_magenta", "bright_green", "bright_red", "bright_blue", "white")
+# 16 colours: seven that stay seven when Textual reads them through its Monokai theme and a 16-colour terminal
+# rounds them back (bright red and bright magenta both came out magenta: FFN and the output head alike)
+ANSI = ("bright_cyan", "bright_yellow", "red", "bright_green", "bright_blue", "white", "bright_white")
 MARKERS = ("*", "o", "+", "x", "#", "@", "%")    # mono: one per series of a line chart
 FILLS = ("#", "=", ":", "+", ".", "~", "%")      # mono: one per part of a bar
 DOTS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))  # braille bit of (dot row, dot column) in a cell

@@ -58,9 +58,16 @@ def flatten(renderable, width: int) -> Text:
                 runs[-1] = [runs[-1][0] + seg.text, style]  # leading blanks take the style of what follows
             else:
                 runs.append([seg.text, style])
-        for text, style in runs:
-            out.append(text.rstrip() if text is runs[-1][0] else text, style)
+        for k, (text, style) in enumerate(runs):  # by place: `is` took any equal short string for the last
+            last = k == len(runs) - 1
+            out.append(text.rstrip() if last and not _shows_on_blank(style) else text, style)
     return out
+
+
+def _shows_on_blank(style: Style | None) -> bool:
+    """Whether spaces in this style are seen as a block: a background (a bar's segment, a shaded cell), reverse.
+    (An underline over a header's padding is cut, as it always was.)"""
+    return bool(style) and bool(style.bgcolor or style.reverse)
 
 
 def _lines(renderable, options) -> list:

@@ -36,20 +36,28 @@ MESSAGE_LINES = 2
 TRAINING_LINES = 3              # the live-training panel, on the step whose key starts it
 
 
+TITLE_MIN = 20  # cells the lesson's title keeps at least on the title line before the step's title gives way
+
+
 def title_lines(lesson, index: int, pages: int, step_title: str, lang: str, width: int) -> list[Text]:
-    """The lesson and the step on one line; the lesson's title is shortened before the step's is. A lesson's
-    pages are its steps and the recap, which `o`, `lessons` and `print` count as its last step too."""
+    """The lesson and the step on one line: the number, the lesson's title, "n/N" and the step's title. The
+    lesson's title is shortened first, down to TITLE_MIN cells; then the step's title gives way too; never
+    either title to nothing. A lesson's pages are its steps and the recap, which `o`, `lessons` and `print`
+    count as its last step too."""
     room = width - 2 * PAD
-    head = f"{lesson.order}. "
-    step = f"{index + 1}/{pages} {printable(step_title)}"
-    name = full = printable(lesson.title(lang))
-    spare = room - cell_len(head) - 2 - cell_len(step)
-    if cell_len(name) > spare:
-        name = shorten(name, spare)
-    line = Text.assemble((head + name, "bold"), "  " if name else "", (step, ""))
-    if cell_len(line.plain) <= room:
-        return [line]
-    return [Text(head + full, style="bold"), *wrap_lines(step, room)]
+    head, count = f"{lesson.order}. ", f"{index + 1}/{pages} "
+    name, step = printable(lesson.title(lang)), printable(step_title)
+    spare = room - cell_len(head) - 2 - cell_len(count)  # what the two titles share
+    keep = min(cell_len(name), TITLE_MIN)
+    if cell_len(name) + cell_len(step) > spare:
+        if spare - cell_len(step) >= keep:
+            name = shorten(name, spare - cell_len(step))
+        elif spare - keep >= TITLE_MIN:  # the lesson's title at its least, the step's shortened to the rest
+            name = shorten(name, keep)
+            step = shorten(step, spare - cell_len(name))
+        else:  # too narrow for both on one line: each on its own
+            return [Text(head + name, style="bold"), *wrap_lines(count + step, room)]
+    return [Text.assemble((head + name, "bold"), "  ", (count + step, ""))]
 
 
 def footer_lines(items: list, width: int) -> list[Text]:

@@ -1,7 +1,6 @@
 """The lesson screen: one step as one screen (tui/page.py says what it shows, tui/layout/screen.py where), the
 keys that run its experiments, and the marks that show what the last key changed."""
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -14,7 +13,6 @@ from textual.widgets import Static
 
 from engine.errors import EngineError, NoModel
 from engine.views import fmt_value
-from lessons.template import pieces
 
 from .. import page
 from ..fill import fill
@@ -387,8 +385,8 @@ class LessonScreen(Asking, Editing, Screen):
     def _report(self, x, before, was) -> None:
         """Mark what the press changed and say it: the setting and the prose's numbers, before -> after."""
         after = self.tour.result()
-        head = f"[{x.key}] {x.param} {fmt_value(was)} -> {fmt_value(self.tour.value_of(x))}"
-        self._mark(before, after, head, fill(self.tour.step.hint(x, self.tour.lang), after, self.tour.lang))
+        setting = (x.key, x.param, fmt_value(was), fmt_value(self.tour.value_of(x)))
+        self._mark(before, after, setting, fill(self.tour.step.hint(x, self.tour.lang), after, self.tour.lang))
 
     def _report_typed(self, name: str, before, was) -> None:
         """Mark what a typed setting changed and say it, as a key's press is said (_report)."""
@@ -396,24 +394,18 @@ class LessonScreen(Asking, Editing, Screen):
 
         after = self.tour.result()
         shown = page.brief if page.is_text(after.view, name) else str  # a text of 200 characters is begun
-        head = f"[e] {name} {shown(fmt_value(was))} -> {shown(fmt_value(after.params.get(name)))}"
-        self._mark(before, after, head, typed_note(after, name, self.tour.lang))
+        setting = ("e", name, shown(fmt_value(was)), shown(fmt_value(after.params.get(name))))
+        self._mark(before, after, setting, typed_note(after, name, self.tour.lang))
 
-    def _mark(self, before, after, head: str, tail: str) -> None:
-        """Mark what changed from `before` to `after`, and say `head` with the prose's numbers that changed,
-        then `tail`."""
-        tour, lang, w = self.tour, self.tour.lang, self.app.size.width
-        refs = [ref for ref, is_ref in pieces(tour.step.text(lang), after) if is_ref and ref not in after.params]
-        self._marks = page.diff(before, after, lang, refs)
-        sep = "；" if lang == "zh" else "; "
-        changed = [r for r in dict.fromkeys(refs) if r in self._marks.refs and page.same_place(before, after, r, lang)]
-        for i, ref in enumerate(changed):
-            a, b = (fill("{%s}" % ref, r, lang) for r in (before, after))
-            more = ("：" if lang == "zh" else ": ") if i == 0 else sep
-            figure = f"{more}{page.ref_label(after, ref, lang)} {a} -> {b}"
-            if cell_len(head + figure) > w - 2 * page_layout.PAD:
-                break
-            head += figure
+    def _mark(self, before, after, setting: tuple, tail: str) -> None:
+        """Mark what changed from `before` to `after`, and say the setting (key, name, before, after) with the
+        numbers that moved (tui/report.py), then `tail`."""
+        from ..report import changed_refs, figures, head_line
+
+        tour, lang = self.tour, self.tour.lang
+        self._marks, changed = changed_refs(tour.step, before, after, lang)
+        head = head_line(setting, figures(tour.step, before, after, self._marks, changed, lang), lang,
+                         self.app.size.width)
         self._hold_lit()
         self.say(head, tail)
 

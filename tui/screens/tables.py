@@ -14,6 +14,7 @@ from ..format import settings_line
 from ..i18n import t
 from ..layout.blocks import render_tables
 from ..layout.flatten import flatten
+from ..layout.wrap import wrap_lines
 from . import ClosesOnce
 
 
@@ -29,7 +30,9 @@ class TablesScreen(ClosesOnce, ModalScreen):
         # the padding and the scroll bar. A table wider than that scrolls sideways; it is never wrapped.
         width = min(self.app.size.width, 110) - 5
         with ScrollableContainer(id="tables-box", classes="modal-box"):
-            yield Static(Text(t("all_rows_title", lang, view=VIEWS[result.view].title(lang)), style="bold"))
+            # the title wrapped to the box: the box scrolls sideways, and "(Esc closes)" must not be out of sight
+            title = t("all_rows_title", lang, view=VIEWS[result.view].title(lang))
+            yield Static(Text("\n").join(wrap_lines(title, width, "bold")))
             yield Static(flatten(Group(Text(settings_line(result.params), style="dim"),
                                        *render_tables(result, (), lang, width, colors=self.app.heat_colors)), width))
 

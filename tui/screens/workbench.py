@@ -1,5 +1,6 @@
 """The sizing workbench: type a model card's numbers, see every term of the count and the memory."""
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,7 +13,7 @@ from textual.widgets import Input, Label, Static
 from engine import sizing
 from engine.sizing import SOURCES
 
-from ..format import format_value, human_bytes, short_count
+from ..format import human_bytes, short_count
 from ..i18n import t
 from ..layout.flatten import flatten
 from ..layout.tables import PLAIN
@@ -50,6 +51,12 @@ def _model_name(s, lang) -> str:
     if s.same and s.cfg.name:
         return s.cfg.name
     return t("workbench_custom", lang, base=s.cfg.name) if s.cfg.name else t("workbench_custom_plain", lang)
+
+
+def share(part: float) -> str:
+    """A part's share to one decimal, "<0.1%" for a sliver: the column stays six cells wide, and every number
+    of the table fits 80 columns (0.00005% took eight)."""
+    return "<0.1%" if 0 < part < 0.0005 else f"{part * 100:.1f}%"
 
 
 def bar(share: float, width: int = 20) -> str:
@@ -201,39 +208,39 @@ class WorkbenchScreen(ClosesOnce, Screen):
         return out
 
     def _items(self, s, lang, style):
+        """Every part's count; the numbers are never cut (a part's name gives way first: it once read
+        "1,879,048,1..." at 80 columns)."""
         items, L, total = s.report["items"], s.cfg.n_layer, s.report["total"]
         pinned = self.bench.pinned
+        rows = [(_tr(label, lang), sum(items[k] for k in keys), per_layer) for label, keys, per_layer in PARTS]
+        rows.append((t("workbench_total", lang), total, False))
+        cells = []
+        if pinned is None:
+            heads = ("workbench_one_layer", "workbench_all", None)
+            for label, n, per_layer in rows:
+                cells.append((label, f"{n // L:,}" if per_layer else "", f"{n:,}",
+                              share(n / total)))
+            cells.append((t("workbench_layer", lang), f"{s.report['per_layer']:,}", "", ""))
+        else:
+            heads = ("workbench_now", "workbench_was", "workbench_change")
+            p_items = pinned.report["items"]
+            old = [sum(p_items[k] for k in keys) for _, keys, _ in PARTS] + [pinned.report["total"]]
+            for (label, n, _), was in zip(rows, old):
+                change = n - was
+                cells.append((label, short_count(n, lang), short_count(was, lang),
+                              ("+" if change > 0 else "-" if change < 0 else "") + short_count(abs(change), lang)
+                              if change else "0"))
         table = Table(box=PLAIN, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True,
                       header_style="bold", style=style, title=t("workbench_items", lang), title_justify="left",
                       title_style="bold")
-        table.add_column(t("workbench_part", lang))
-        if pinned is None:
-            table.add_column(t("workbench_one_layer", lang), justify="right")
-            table.add_column(t("workbench_all", lang), justify="right")
-            table.add_column("%", justify="right")
-        else:
-            table.add_column(t("workbench_now", lang), justify="right")
-            table.add_column(t("workbench_was", lang), justify="right")
-            table.add_column(t("workbench_change", lang), justify="right")
-        rows = [(_tr(label, lang), sum(items[k] for k in keys), per_layer) for label, keys, per_layer in PARTS]
-        rows.append((t("workbench_total", lang), total, False))
-        old = None
-        if pinned is not None:
-            p_items = pinned.report["items"]
-            old = [sum(p_items[k] for k in keys) for _, keys, _ in PARTS] + [pinned.report["total"]]
-        for i, (label, n, per_layer) in enumerate(rows):
-            last = i == len(rows) - 1
-            if old is None:
-                table.add_row(label, f"{n // L:,}" if per_layer else "", f"{n:,}",
-                              format_value(n / total, "pct", lang).replace(" %", "%"),
-                              style="bold" if last else "")
-            else:
-                change = n - old[i]
-                table.add_row(label, short_count(n, lang), short_count(old[i], lang),
-                              ("+" if change > 0 else "-" if change < 0 else "") + short_count(abs(change), lang)
-                              if change else "0", style="bold" if last else "")
-        if old is None:
-            table.add_row(t("workbench_layer", lang), f"{s.report['per_layer']:,}", "", "")
+        table.add_column(t("workbench_part", lang), no_wrap=True, overflow="ellipsis")
+        for j, head in enumerate(heads, start=1):
+            name = t(head, lang) if head else "%"
+            widest = max(cell_len(name), *(cell_len(row[j]) for row in cells))
+            table.add_column(name, justify="right", no_wrap=True, min_width=widest)
+        bold = len(rows) - 1  # the total
+        for i, row in enumerate(cells):
+            table.add_row(*row, style="bold" if i == bold else "")
         return table
 
     def _shares(self, s, lang, style, width):
