@@ -25,6 +25,16 @@ def test_a_changed_field_is_no_longer_the_published_model():
     assert not bench.sizing.same
 
 
+def test_mistrals_sliding_window_caps_its_cache_in_the_workbench_as_in_the_lessons():
+    from engine import sizing
+    bench = Workbench.start("mistral-7b")
+    assert bench.sizing.cfg.window == 4096 and bench.sizing.same
+    bench.set("layers", "40")  # the window is how it attends, not a size: typed sizes keep it
+    assert bench.sizing.cfg.window == 4096
+    assert sizing.kv_cache_bytes(bench.sizing.cfg, 32_768) == 40 * 2 * 8 * 128 * 2 * 4096
+    assert Workbench.start("llama2-7b").sizing.cfg.window is None
+
+
 def test_d_ff_follows_the_swiglu_rule_when_asked():
     bench = Workbench.start("llama3-8b")
     bench.set("d_ff", "")

@@ -169,7 +169,7 @@ class Workbench:
             cfg = sizing.ModelConfig(d_model=typed["d_model"], n_layer=typed["layers"], n_head=typed["heads"],
                                      n_kv_head=typed["kv_heads"], head_dim=typed["head_dim"], d_ff=typed["d_ff"],
                                      n_vocab=typed["vocab"], tied_embeddings=typed["tied"],
-                                     name=_name(typed["preset"]))
+                                     name=_name(typed["preset"]), window=_window(typed["preset"]))
         except EngineError as err:
             which = "kv_heads" if "kv_heads" in err.en else "heads"
             errors[which] = Tr(err.en, err.zh)
@@ -184,6 +184,12 @@ class Workbench:
         """Pin the current sizing to compare against, or unpin; True when now pinned."""
         self.pinned = None if self.pinned is not None else self.sizing
         return self.pinned is not None
+
+
+def _window(preset: str) -> int | None:
+    """The sliding window of the preset a sizing starts from (Mistral 7B's 4,096), kept whatever sizes are typed
+    over it: the window is how the model attends, not a size; None for a preset without one."""
+    return sizing.PRESETS[preset].window if preset in sizing.PRESETS else None
 
 
 def _name(preset: str) -> str:
