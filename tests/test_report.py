@@ -92,3 +92,20 @@ async def test_the_residual_seed_press_names_the_cosine_in_english(tmp_path):
         await pilot.press("2")
         await pilot.pause()
         assert "[2] seed 0 -> 1: " in message(app) and "+0.83 -> +0.77" in message(app)
+
+
+def test_a_key_that_moves_only_a_chart_changes_the_step():
+    """page.shows, which lights a key and says "no change", sees a step's charts as well as its tables: the
+    context lesson's chart of attention's share moves with the prompt even where no row would."""
+    from engine.records import replace
+    from engine.views import run_view
+    from tui import page
+
+    lesson = next(x for x in LESSONS if x.id == "context")
+    step = next(s for s in lesson.steps if any(c.key in s.tables for c in run_view(s.view, dict(s.params)).charts))
+    before = run_view(step.view, dict(step.params))
+    moved = tuple(replace(c, title=replace(c.title, en=c.title.en + "!")) for c in before.charts)
+    after = replace(before, charts=moved)
+    assert page.shows(before, step, "en") != page.shows(after, step, "en")
+    same_tables = replace(before, charts=())
+    assert page.shows(same_tables, step, "en") != page.shows(before, step, "en")

@@ -205,10 +205,12 @@ WORKBENCH_LESSONS = ("params", "kvcache")  # lessons whose w key opens the sizin
 
 
 def shows(result: Result, step, lang: str) -> tuple:
-    """What a step's tables show at a result, as text: two results that show the same are one."""
+    """What a step's tables and charts show at a result, as text and data: two results that show the same are
+    one (a key that moves only a chart changes the step)."""
     return tuple((tb.key, tuple(tuple(format_value(v, c.fmt, lang) for v, c in zip(row, tb.columns))
                                 for row in tb.rows))
-                 for tb in result.tables if not step.tables or tb.key in step.tables)
+                 for tb in result.tables if not step.tables or tb.key in step.tables) + tuple(
+        chart for chart in result.charts if chart.key in step.tables)
 
 
 def _compared(result: Result, other: Result | None, step, lang: str) -> Result | None:
