@@ -6,6 +6,7 @@ Expected figures are worked out here from the model cards with plain integer ari
 engine's own functions."""
 
 import pytest
+from helpers.results import column, facts, table
 
 import engine
 from engine import sizing
@@ -14,20 +15,6 @@ from tui.fill import fill
 from tui.format import format_value, human_bytes
 
 MIB, GIB = 2**20, 2**30
-
-
-def table(result, key):
-    return next(t for t in result.tables if t.key == key)
-
-
-def column(result, key, name):
-    t = table(result, key)
-    i = [c.key for c in t.columns].index(name)
-    return [row[i] for row in t.rows]
-
-
-def facts(result):
-    return {f.key: f.value for f in result.facts}
 
 
 def step(lesson_id, step_id):

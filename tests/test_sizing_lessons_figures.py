@@ -6,6 +6,7 @@ Every expected figure is recomputed here with plain integer arithmetic from the 
 the engine's own functions."""
 
 import pytest
+from helpers.results import column, facts, table
 
 import engine
 from engine import sizing
@@ -18,20 +19,6 @@ D, L, H, HD, F, V = 4096, 32, 32, 128, 11008, 32000
 TOTAL = 6_738_415_616
 MATMUL = L * (4 * D * D + 3 * D * F) + V * D  # every weight a token multiplies: layers and output head
 GIB = 2**30
-
-
-def table(result, key):
-    return next(t for t in result.tables if t.key == key)
-
-
-def column(result, key, name):
-    t = table(result, key)
-    i = [c.key for c in t.columns].index(name)
-    return [row[i] for row in t.rows]
-
-
-def facts(result):
-    return {f.key: f.value for f in result.facts}
 
 
 # --- 2. prefill: count what a causal kernel computes ---------------------------------------------
