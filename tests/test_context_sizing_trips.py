@@ -61,6 +61,8 @@ def test_windowed_pairs_sum_the_cap():
     f = facts(result)
     assert f["prompt_pairs"] == 125_831_168 and f["prompt_full_pairs"] == 536_887_296
     assert f["reach"] == 4096 * 32  # a window per layer
+    assert f["prompt_cut"] is True  # and at the window itself it has cut nothing: no "N pairs, not N"
+    assert facts(engine.run_view("context", {"preset": "mistral-7b", "prompt": "4096"}))["prompt_cut"] is False
 
 
 def test_the_window_step_says_so_in_both_languages():

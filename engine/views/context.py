@@ -66,6 +66,8 @@ def _context(preset, prompt, dtype, batch):
              sizing.causal_pairs(prompt, cfg.window), ","),
         Fact("prompt_full_pairs", Tr("the same without a window, n(n+1)/2", "没有窗口时的 n(n+1)/2"),
              sizing.causal_pairs(prompt), ","),
+        Fact("prompt_cut", Tr("the window cuts the chosen length's scores", "窗口减少了选的长度下的打分"),
+             sizing.causal_pairs(prompt, cfg.window) < sizing.causal_pairs(prompt)),
         Fact("model", Tr("model", "模型"), cfg.name),
         Fact("heads", Tr("query heads per layer", "每层的查询头数"), cfg.n_head, ","),
         Fact("kv_heads", Tr("key/value heads per layer", "每层的键值头数"), cfg.n_kv_head, ","),
